@@ -1,0 +1,312 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/andonhq/andon/mcp/internal/jsonrpc"
+)
+
+// CallOptions tune one request. A nil *CallOptions is the zero value.
+// Cancellation itself comes from the context passed with the request.
+type CallOptions struct {
+	// Timeout bounds the request. When it passes, the request is cancelled
+	// on the wire and returns an error matching ErrTimeout. It replaces the
+	// client's RequestTimeout. Zero means the client's RequestTimeout;
+	// negative is an error.
+	Timeout time.Duration
+
+	// OnProgress, if set, asks the server for progress notifications (a
+	// unique progress token is sent) and receives them. It runs on the
+	// calling goroutine, never after the call has returned, so it needs no
+	// locking; keep it short, since the call cannot return while it runs.
+	OnProgress func(Progress)
+
+	// ResetTimeoutOnProgress restarts the Timeout whenever the server
+	// reports progress. A progress token is sent even without OnProgress.
+	// Pair it with MaxTotalTimeout: a server that reports progress forever
+	// otherwise holds the call forever.
+	ResetTimeoutOnProgress bool
+
+	// MaxTotalTimeout bounds the request however much progress it reports.
+	// Zero means no such bound; negative is an error.
+	MaxTotalTimeout time.Duration
+}
+
+func (o *CallOptions) validate() error {
+	if o.Timeout < 0 {
+		return fmt.Errorf("mcp: negative Timeout %v", o.Timeout)
+	}
+	if o.MaxTotalTimeout < 0 {
+		return fmt.Errorf("mcp: negative MaxTotalTimeout %v", o.MaxTotalTimeout)
+	}
+	return nil
+}
+
+// maxRounds bounds the multi-round-trip requests of 2026-07-28: how many
+// times a server may answer input_required to one request.
+const maxRounds = 10
+
+// cancelNotifyTimeout bounds the delivery of one notifications/cancelled,
+// which runs after the caller has its error back.
+const cancelNotifyTimeout = 5 * time.Second
+
+// call is one request in flight.
+type call struct {
+	id        int64
+	handshake bool        // initialize or server/discover: never cancelled by notification
+	sent      atomic.Bool // some of the request may have reached the wire
+	reply     chan reply  // capacity 1; written once, by whoever took the call
+
+	progMu   sync.Mutex
+	progress []Progress
+	progSig  chan struct{} // capacity 1
+}
+
+type reply struct {
+	msg *jsonrpc.Message
+	err error
+}
+
+// progressQueueMax bounds the progress a call holds for its caller. Past it
+// the oldest is dropped: a server flooding progress cannot grow memory.
+const progressQueueMax = 256
+
+func (cl *call) pushProgress(p Progress) {
+	cl.progMu.Lock()
+	if len(cl.progress) == progressQueueMax {
+		cl.progress = cl.progress[1:]
+	}
+	cl.progress = append(cl.progress, p)
+	cl.progMu.Unlock()
+	select {
+	case cl.progSig <- struct{}{}:
+	default:
+	}
+}
+
+func (cl *call) takeProgress() []Progress {
+	cl.progMu.Lock()
+	defer cl.progMu.Unlock()
+	p := cl.progress
+	cl.progress = nil
+	return p
+}
+
+// request is the one path every request takes: it checks for interruption
+// before anything is sent, after the send returns and while it waits; it
+// runs the rounds of a multi-round-trip request; and on interruption it
+// forgets the call (a late reply is dropped) and signals the server as the
+// transport and revision require. The result is decoded into out.
+func (c *Client) request(ctx context.Context, method string, params requestParams, opts *CallOptions, handshake bool, out any) error {
+	if ctx.Err() != nil {
+		return interruption(method, ctx) // nothing sent, no id used
+	}
+	var o CallOptions
+	if opts != nil {
+		o = *opts
+	}
+	if err := o.validate(); err != nil {
+		return err
+	}
+	if err := c.err(); err != nil {
+		return err
+	}
+
+	timeout := o.Timeout
+	if timeout == 0 && c.opts.RequestTimeout > 0 {
+		timeout = c.opts.RequestTimeout
+	}
+	waitCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	var idle *time.Timer
+	if timeout > 0 {
+		idle = time.AfterFunc(timeout, func() { stop(errCallTimeout) })
+		defer idle.Stop()
+	}
+	if o.MaxTotalTimeout > 0 {
+		total := time.AfterFunc(o.MaxTotalTimeout, func() { stop(errCallTimeout) })
+		defer total.Stop()
+	}
+
+	cl := &call{handshake: handshake, reply: make(chan reply, 1)}
+	var token string
+	if o.OnProgress != nil || o.ResetTimeoutOnProgress {
+		token = "andon-" + strconv.FormatInt(c.nextToken.Add(1), 10)
+		cl.progSig = make(chan struct{}, 1)
+		c.mu.Lock()
+		c.progress[strconv.Quote(token)] = cl
+		c.mu.Unlock()
+		defer func() {
+			c.mu.Lock()
+			delete(c.progress, strconv.Quote(token))
+			c.mu.Unlock()
+		}()
+	}
+	onProgress := func(p Progress) {
+		if o.OnProgress != nil {
+			o.OnProgress(p)
+		}
+		if o.ResetTimeoutOnProgress && idle != nil {
+			idle.Reset(timeout)
+		}
+	}
+
+	base := params.base()
+	for round := 1; ; round++ {
+		if round > maxRounds {
+			return &ProtocolError{Reason: fmt.Sprintf("%s: server asked for input more than %d times", method, maxRounds)}
+		}
+		base.Meta = c.requestMeta(token)
+		msg, err := c.exchange(ctx, waitCtx, cl, method, params, onProgress)
+		if err != nil {
+			return err
+		}
+		var kind struct {
+			ResultType    string                     `json:"resultType"`
+			InputRequests map[string]json.RawMessage `json:"inputRequests"`
+			RequestState  json.RawMessage            `json:"requestState"`
+		}
+		if isModern(c.info.ProtocolVersion) {
+			if err := json.Unmarshal(msg.Result, &kind); err != nil {
+				return &ProtocolError{Reason: fmt.Sprintf("%s: result is not an object: %v", method, err)}
+			}
+		}
+		switch kind.ResultType {
+		case "", "complete":
+		case "input_required":
+			if len(kind.InputRequests) == 0 && kind.RequestState == nil {
+				return &ProtocolError{Reason: method + ": input_required result with neither inputRequests nor requestState"}
+			}
+			responses, err := c.answerInputRequests(waitCtx, kind.InputRequests)
+			if err != nil {
+				if waitCtx.Err() != nil {
+					return interruption(method, ctx)
+				}
+				return err
+			}
+			base.InputResponses, base.RequestState = responses, kind.RequestState
+			continue
+		default:
+			return &ProtocolError{Reason: fmt.Sprintf("%s: unknown resultType %q", method, kind.ResultType)}
+		}
+		if out != nil {
+			if err := json.Unmarshal(msg.Result, out); err != nil {
+				return &ProtocolError{Reason: fmt.Sprintf("%s: malformed result: %v", method, err)}
+			}
+		}
+		return nil
+	}
+}
+
+// exchange sends one round of a request and waits for its response.
+func (c *Client) exchange(ctx, waitCtx context.Context, cl *call, method string, params requestParams, onProgress func(Progress)) (*jsonrpc.Message, error) {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: encoding %s params: %w", method, err)
+	}
+	cl.id = c.nextID.Add(1)
+	cl.sent.Store(false)
+	if err := c.register(cl); err != nil {
+		return nil, err
+	}
+	msg := &jsonrpc.Message{ID: jsonrpc.Int(cl.id), Method: method, Params: raw}
+	if err := c.conn.send(waitCtx, msg); err != nil {
+		if waitCtx.Err() != nil {
+			c.abandon(cl, !errors.Is(err, errNotSent))
+			return nil, interruption(method, ctx)
+		}
+		c.takeCall(msg.ID)
+		return nil, fmt.Errorf("mcp: sending %s: %w", method, err)
+	}
+	cl.sent.Store(true)
+	for {
+		if waitCtx.Err() != nil {
+			c.abandon(cl, true)
+			return nil, interruption(method, ctx)
+		}
+		select {
+		case r := <-cl.reply:
+			if waitCtx.Err() != nil {
+				// Interrupted while the reply arrived: drop it.
+				c.abandon(cl, true)
+				return nil, interruption(method, ctx)
+			}
+			if r.err != nil {
+				return nil, r.err
+			}
+			if e := r.msg.Error; e != nil {
+				return nil, &RPCError{Code: e.Code, Message: e.Message, Data: e.Data}
+			}
+			return r.msg, nil
+		case <-cl.progSig:
+			for _, p := range cl.takeProgress() {
+				onProgress(p)
+			}
+		case <-waitCtx.Done():
+		case <-c.closed:
+			c.takeCall(msg.ID)
+			return nil, c.err()
+		}
+	}
+}
+
+func (c *Client) register(cl *call) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closeErr != nil {
+		return c.closeErr
+	}
+	c.calls[cl.id] = cl
+	return nil
+}
+
+// err returns the reason the client is closed, or nil.
+func (c *Client) err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closeErr
+}
+
+// abandon forgets an interrupted call, so a late reply or progress is
+// dropped, and, if the request may have reached the wire, tells the server.
+// The caller does not wait for the notification.
+func (c *Client) abandon(cl *call, sent bool) {
+	id := jsonrpc.Int(cl.id)
+	c.takeCall(id)
+	if !sent {
+		return
+	}
+	c.conn.abandon(id)
+	if cl.handshake || !c.conn.notifiesCancel(c.info.ProtocolVersion) {
+		return
+	}
+	c.goBackground(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cancelNotifyTimeout)
+		defer cancel()
+		c.sendCancelled(ctx, cl.id, "request cancelled by the client")
+	})
+}
+
+// sendCancelled sends notifications/cancelled for request id. A failure is
+// logged and goes no further: it must never replace the caller's error or
+// break the connection.
+func (c *Client) sendCancelled(ctx context.Context, id int64, reason string) {
+	params := cancelledParams{RequestID: id, Reason: reason}
+	if isModern(c.info.ProtocolVersion) {
+		params.Meta = c.requestMeta("")
+	}
+	raw, _ := json.Marshal(params)
+	err := c.conn.send(ctx, &jsonrpc.Message{Method: "notifications/cancelled", Params: raw})
+	if err != nil {
+		c.logger.Warn("mcp: could not send cancellation notification", "request_id", id, "error", err)
+		return
+	}
+	c.logger.Debug("mcp: sent cancellation notification", "request_id", id)
+}

@@ -1,0 +1,341 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/andonhq/andon/mcp/internal/jsonrpc"
+)
+
+// Defaults for [ClientOptions].
+const (
+	DefaultRequestTimeout  = 60 * time.Second
+	DefaultDiscoverTimeout = 5 * time.Second
+	DefaultMaxMessageSize  = 16 << 20
+	DefaultMaxPages        = 100
+)
+
+// ClientOptions configure a [Client]. The zero value is ready to use; each
+// field says what its zero value means.
+type ClientOptions struct {
+	// ClientInfo names the client to the server. Zero means
+	// {Name: "andon", Version: the module version}.
+	ClientInfo Implementation
+
+	// ProtocolVersion pins the protocol revision, e.g. "2025-11-25". Empty
+	// means negotiate: try 2026-07-28 (server/discover), and fall back to
+	// the newest handshake-era revision the server accepts.
+	ProtocolVersion string
+
+	// RequestTimeout bounds every request that has no Timeout of its own.
+	// When it fires, the request is cancelled on the wire like any other.
+	// Zero means DefaultRequestTimeout; negative means no default timeout.
+	RequestTimeout time.Duration
+
+	// DiscoverTimeout bounds the server/discover probe. A server that does
+	// not answer it in time is taken to be a handshake-era server. Zero
+	// means DefaultDiscoverTimeout.
+	DiscoverTimeout time.Duration
+
+	// MaxMessageSize caps the size of one incoming message in bytes. A
+	// larger message fails the connection with a [ProtocolError]. Zero
+	// means DefaultMaxMessageSize.
+	MaxMessageSize int
+
+	// MaxPages caps how many pages a listing such as [Client.ListTools]
+	// follows. Zero means DefaultMaxPages.
+	MaxPages int
+
+	// Logger receives the client's diagnostics and the server's stderr and
+	// log messages. Nil means discard them.
+	Logger *slog.Logger
+
+	// Roots are offered to the server (roots/list). Nil means the client
+	// does not declare the roots capability.
+	Roots []Root
+
+	// SamplingHandler answers sampling/createMessage; ElicitationHandler
+	// answers elicitation/create. Nil means the capability is not declared
+	// and such requests are refused with method-not-found.
+	SamplingHandler    RequestHandler
+	ElicitationHandler RequestHandler
+}
+
+// RequestHandler answers a request the server makes of the client: a
+// JSON-RPC request on handshake-era revisions, an input request inside an
+// input_required result on 2026-07-28. params are the request's params as the
+// server sent them; the returned value is encoded as the result. Returning an
+// *RPCError sends that error; any other error is sent as an internal error.
+type RequestHandler func(ctx context.Context, params json.RawMessage) (any, error)
+
+// Client is a connection to one MCP server. It is safe for concurrent use:
+// many calls may be in flight at once, and cancelling one touches no other.
+type Client struct {
+	opts   ClientOptions
+	logger *slog.Logger
+	conn   conn
+	info   ServerInfo      // set by the handshake, read-only afterwards
+	caps   json.RawMessage // the client's capabilities
+
+	nextID    atomic.Int64
+	nextToken atomic.Int64
+
+	mu       sync.Mutex
+	calls    map[int64]*call               // in flight, by request id
+	progress map[string]*call              // by progress token, as JSON
+	serving  map[string]context.CancelFunc // server requests being answered
+	closed   chan struct{}
+	closeErr error // why the client is closed; set before closed is closed
+	bg       sync.WaitGroup
+}
+
+var errClientClosed = errors.New("client closed")
+
+// Connect opens a connection over t, negotiates the protocol revision, and
+// returns a ready client. ctx bounds the connection and its handshake only:
+// cancelling it abandons the attempt (a subprocess is stopped), and it has
+// no effect once Connect has returned. A nil opts is the zero ClientOptions.
+func Connect(ctx context.Context, t Transport, opts *ClientOptions) (*Client, error) {
+	c := newClient(opts)
+	conn, err := t.connect(ctx, connConfig{maxMessageSize: c.opts.MaxMessageSize, logger: c.logger, receiver: c})
+	if err != nil {
+		return nil, fmt.Errorf("mcp: connecting: %w", err)
+	}
+	c.conn = conn
+	conn.start()
+	if err := c.handshake(ctx); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("mcp: connecting: %w", err)
+	}
+	return c, nil
+}
+
+func newClient(opts *ClientOptions) *Client {
+	c := &Client{
+		calls:    make(map[int64]*call),
+		progress: make(map[string]*call),
+		serving:  make(map[string]context.CancelFunc),
+		closed:   make(chan struct{}),
+	}
+	if opts != nil {
+		c.opts = *opts
+		c.opts.Roots = append([]Root(nil), opts.Roots...)
+	}
+	o := &c.opts
+	if o.ClientInfo.Name == "" {
+		o.ClientInfo = Implementation{Name: "andon", Version: moduleVersion()}
+	}
+	if o.RequestTimeout == 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.DiscoverTimeout <= 0 {
+		o.DiscoverTimeout = DefaultDiscoverTimeout
+	}
+	if o.MaxMessageSize <= 0 {
+		o.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if o.MaxPages <= 0 {
+		o.MaxPages = DefaultMaxPages
+	}
+	c.caps = c.capabilities()
+	c.logger = o.Logger
+	if c.logger == nil {
+		c.logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Server returns what the client learned about the server when it connected.
+func (c *Client) Server() ServerInfo { return c.info }
+
+// ProtocolVersion returns the negotiated protocol revision.
+func (c *Client) ProtocolVersion() string { return c.info.ProtocolVersion }
+
+// Close cancels every call in flight (they return an error matching
+// [ErrClosed], and the server is told as its transport requires), then closes
+// the connection. It is bounded: a subprocess that does not exit is
+// signalled, then killed (see [CommandTransport]). Calling Close again
+// returns the result of the first call.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	first := c.closeErr == nil
+	var inFlight []*call
+	if first {
+		c.closeErr = closedError(errClientClosed)
+		close(c.closed)
+		for id, cl := range c.calls {
+			if cl.sent.Load() {
+				inFlight = append(inFlight, cl)
+			}
+			delete(c.calls, id)
+		}
+		for _, cancel := range c.serving {
+			cancel()
+		}
+	}
+	c.mu.Unlock()
+	if first && c.conn != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), flushGrace)
+		for _, cl := range inFlight {
+			c.conn.abandon(jsonrpc.Int(cl.id))
+			if !cl.handshake && c.conn.notifiesCancel(c.info.ProtocolVersion) {
+				c.sendCancelled(ctx, cl.id, "client closed")
+			}
+		}
+		cancel()
+	}
+	var err error
+	if c.conn != nil {
+		err = c.conn.close()
+	}
+	c.bg.Wait()
+	return err
+}
+
+// receive handles a message from the server. It runs on the connection's
+// reader, so it never blocks on the network.
+func (c *Client) receive(m *jsonrpc.Message) {
+	switch {
+	case m.IsResponse():
+		c.receiveResponse(m)
+	case m.IsRequest():
+		c.serveRequest(m)
+	default:
+		c.receiveNotification(m)
+	}
+}
+
+func (c *Client) receiveResponse(m *jsonrpc.Message) {
+	if !m.ID.IsValid() {
+		// Allowed only when the server could not read a request's id.
+		c.logger.Warn("mcp: server sent an error without an id", "code", m.Error.Code, "message", m.Error.Message)
+		return
+	}
+	cl := c.takeCall(m.ID)
+	if cl == nil {
+		c.logger.Debug("mcp: dropping response to a request no longer in flight", "id", m.ID.String())
+		return
+	}
+	cl.reply <- reply{msg: m}
+}
+
+func (c *Client) receiveInvalid(de *jsonrpc.DecodeError) {
+	if cl := c.takeCall(de.ID); cl != nil {
+		cl.reply <- reply{err: &ProtocolError{Reason: de.Error()}}
+		return
+	}
+	c.logger.Warn("mcp: ignoring a malformed message from the server", "reason", de.Error())
+}
+
+// takeCall removes and returns the call waiting for id, if any. Only the
+// taker may deliver to the call, so a reply is delivered at most once.
+func (c *Client) takeCall(id jsonrpc.ID) *call {
+	n, ok := id.Int64()
+	if !ok {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cl := c.calls[n]
+	delete(c.calls, n)
+	return cl
+}
+
+func (c *Client) receiveNotification(m *jsonrpc.Message) {
+	switch m.Method {
+	case "notifications/progress":
+		var p struct {
+			Token json.RawMessage `json:"progressToken"`
+			Progress
+		}
+		if err := json.Unmarshal(m.Params, &p); err != nil {
+			c.logger.Warn("mcp: ignoring malformed progress notification", "error", err)
+			return
+		}
+		c.mu.Lock()
+		cl := c.progress[string(p.Token)]
+		c.mu.Unlock()
+		if cl == nil {
+			c.logger.Debug("mcp: dropping progress for a request no longer in flight", "token", string(p.Token))
+			return
+		}
+		cl.pushProgress(p.Progress)
+	case "notifications/cancelled":
+		var p struct {
+			RequestID jsonrpc.ID `json:"requestId"`
+			Reason    string     `json:"reason"`
+		}
+		if err := json.Unmarshal(m.Params, &p); err != nil {
+			return // invalid cancellations are ignored, as the spec asks
+		}
+		c.mu.Lock()
+		cancel := c.serving[p.RequestID.String()]
+		c.mu.Unlock()
+		if cancel != nil {
+			cancel()
+		}
+	case "notifications/message":
+		var p struct {
+			Level  string          `json:"level"`
+			Logger string          `json:"logger"`
+			Data   json.RawMessage `json:"data"`
+		}
+		if err := json.Unmarshal(m.Params, &p); err == nil {
+			c.logger.Log(context.Background(), logLevel(p.Level), "mcp: server log", "logger", p.Logger, "data", string(p.Data))
+		}
+	default:
+		c.logger.Debug("mcp: ignoring notification", "method", m.Method)
+	}
+}
+
+// logLevel maps an MCP (syslog) log level to slog.
+func logLevel(l string) slog.Level {
+	switch l {
+	case "debug":
+		return slog.LevelDebug
+	case "info", "notice":
+		return slog.LevelInfo
+	case "warning":
+		return slog.LevelWarn
+	default:
+		return slog.LevelError
+	}
+}
+
+// lost records that the connection is gone. Calls in flight return an error
+// matching ErrClosed that says why.
+func (c *Client) lost(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closeErr != nil {
+		return
+	}
+	c.closeErr = closedError(err)
+	close(c.closed)
+	for _, cancel := range c.serving {
+		cancel()
+	}
+	c.logger.Warn("mcp: connection lost", "error", err)
+}
+
+// goBackground runs f on a goroutine that Close waits for, unless the client
+// is already closed.
+func (c *Client) goBackground(f func()) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closeErr != nil {
+		return false
+	}
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		f()
+	}()
+	return true
+}

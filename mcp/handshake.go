@@ -1,0 +1,129 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/andonhq/andon/mcp/internal/jsonrpc"
+)
+
+// ErrUnsupportedVersion reports that the client and server share no protocol
+// revision (or not the pinned one).
+var ErrUnsupportedVersion = errors.New("mcp: no protocol revision in common")
+
+// handshake negotiates the protocol revision. Unless a handshake-era revision
+// is pinned, it probes with server/discover (2026-07-28); a server that
+// answers it with its supported versions is modern, and any other answer, or
+// none in time, means a handshake-era server, which gets initialize.
+// Neither request is ever cancelled by notification.
+func (c *Client) handshake(ctx context.Context) error {
+	pinned := c.opts.ProtocolVersion
+	if pinned != "" && !slices.Contains(SupportedVersions(), pinned) {
+		return fmt.Errorf("%w: andon does not speak pinned revision %q", ErrUnsupportedVersion, pinned)
+	}
+	legacy := legacyVersions[0]
+	if pinned == "" || isModern(pinned) {
+		modern, fallback, err := c.discover(ctx)
+		switch {
+		case err != nil:
+			return err
+		case modern:
+			return nil
+		case isModern(pinned):
+			return fmt.Errorf("%w: server does not speak pinned revision %s", ErrUnsupportedVersion, pinned)
+		case fallback != "":
+			legacy = fallback
+		}
+	} else {
+		legacy = pinned
+	}
+	return c.initialize(ctx, legacy)
+}
+
+// discover probes for a 2026-07-28 server. It reports modern when the server
+// accepted, or else, when the server listed the revisions it supports, the
+// newest handshake-era one andon shares with it. err is set only when the
+// caller's context ended or the connection failed.
+func (c *Client) discover(ctx context.Context) (modern bool, fallback string, err error) {
+	c.info.ProtocolVersion = Version20260728 // stamps the probe's _meta
+	var res struct {
+		SupportedVersions []string        `json:"supportedVersions"`
+		Capabilities      json.RawMessage `json:"capabilities"`
+		Instructions      string          `json:"instructions"`
+		Meta              struct {
+			ServerInfo Implementation `json:"io.modelcontextprotocol/serverInfo"`
+		} `json:"_meta"`
+	}
+	err = c.request(ctx, "server/discover", &emptyParams{}, &CallOptions{Timeout: c.opts.DiscoverTimeout}, true, &res)
+	c.info.ProtocolVersion = ""
+	var rpcErr *RPCError
+	switch {
+	case err == nil:
+		if slices.Contains(res.SupportedVersions, Version20260728) {
+			c.info = ServerInfo{
+				ProtocolVersion: Version20260728,
+				Implementation:  res.Meta.ServerInfo,
+				Capabilities:    res.Capabilities,
+				Instructions:    res.Instructions,
+			}
+			return true, "", nil
+		}
+		return false, newestLegacy(res.SupportedVersions), nil
+	case ctx.Err() != nil || errors.Is(err, ErrClosed):
+		return false, "", err
+	case errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeUnsupportedProtocolVersion:
+		var data struct {
+			Supported []string `json:"supported"`
+		}
+		_ = json.Unmarshal(rpcErr.Data, &data)
+		return false, newestLegacy(data.Supported), nil
+	default:
+		c.logger.Debug("mcp: server/discover failed, trying the initialize handshake", "error", err)
+		return false, "", nil
+	}
+}
+
+// newestLegacy returns the newest handshake-era revision in versions that
+// andon speaks, or "".
+func newestLegacy(versions []string) string {
+	for _, v := range legacyVersions {
+		if slices.Contains(versions, v) {
+			return v
+		}
+	}
+	return ""
+}
+
+// initialize runs the handshake-era lifecycle: initialize, then
+// notifications/initialized.
+func (c *Client) initialize(ctx context.Context, version string) error {
+	params := &initializeParams{ProtocolVersion: version, Capabilities: c.caps, ClientInfo: c.opts.ClientInfo}
+	var res struct {
+		ProtocolVersion string          `json:"protocolVersion"`
+		Capabilities    json.RawMessage `json:"capabilities"`
+		ServerInfo      Implementation  `json:"serverInfo"`
+		Instructions    string          `json:"instructions"`
+	}
+	if err := c.request(ctx, "initialize", params, nil, true, &res); err != nil {
+		return fmt.Errorf("initialize: %w", err)
+	}
+	switch {
+	case !isLegacy(res.ProtocolVersion):
+		return fmt.Errorf("%w: server answered initialize with revision %q", ErrUnsupportedVersion, res.ProtocolVersion)
+	case c.opts.ProtocolVersion != "" && res.ProtocolVersion != c.opts.ProtocolVersion:
+		return fmt.Errorf("%w: pinned %s, server chose %s", ErrUnsupportedVersion, c.opts.ProtocolVersion, res.ProtocolVersion)
+	}
+	c.info = ServerInfo{
+		ProtocolVersion: res.ProtocolVersion,
+		Implementation:  res.ServerInfo,
+		Capabilities:    res.Capabilities,
+		Instructions:    res.Instructions,
+	}
+	if err := c.conn.send(ctx, &jsonrpc.Message{Method: "notifications/initialized"}); err != nil {
+		return fmt.Errorf("notifications/initialized: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,138 @@
+package mcptest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+)
+
+// What a [Record] is about.
+const (
+	// Received: the server read this message (Method, ID, Params, Raw).
+	Received = "received"
+	// ToolStarted: a tool handler began (Tool, ID).
+	ToolStarted = "tool_started"
+	// ToolCancelled: a tool handler saw its request cancelled and stopped
+	// (Tool, ID); Reason is the cancellation's reason.
+	ToolCancelled = "tool_cancelled"
+	// ToolFinished: a tool handler completed and its response was written.
+	ToolFinished = "tool_finished"
+	// LateReply: the late tool answered a request after it was cancelled.
+	LateReply = "late_reply"
+)
+
+// Record is one entry of a server's log: a message it received, or a thing
+// a tool did. Records are kept in the order they happened.
+type Record struct {
+	At     time.Time       `json:"at"`
+	Kind   string          `json:"kind"`
+	Method string          `json:"method,omitempty"`
+	ID     string          `json:"id,omitempty"` // the request id as JSON, e.g. 3 or "a"
+	Tool   string          `json:"tool,omitempty"`
+	Reason string          `json:"reason,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
+	Raw    json.RawMessage `json:"raw,omitempty"`
+}
+
+// recorder is an append-only, waitable log of records, optionally mirrored
+// to a file as JSON lines (so a test can read what a subprocess saw).
+type recorder struct {
+	mu      sync.Mutex
+	records []Record
+	changed chan struct{} // closed and replaced on every append
+	file    *bufio.Writer
+}
+
+func (r *recorder) setFile(f *os.File) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.file = bufio.NewWriter(f)
+}
+
+func newRecorder() *recorder { return &recorder{changed: make(chan struct{})} }
+
+func (r *recorder) add(rec Record) {
+	rec.At = time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.records = append(r.records, rec)
+	close(r.changed)
+	r.changed = make(chan struct{})
+	if r.file != nil {
+		line, _ := json.Marshal(rec)
+		r.file.Write(append(line, '\n'))
+		r.file.Flush()
+	}
+}
+
+func (r *recorder) snapshot() ([]Record, <-chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Record(nil), r.records...), r.changed
+}
+
+// Records returns everything recorded so far, in order.
+func (s *Server) Records() []Record {
+	recs, _ := s.rec.snapshot()
+	return recs
+}
+
+// ReceivedMessages returns the messages the server received with the given
+// method ("" for every message), in order.
+func (s *Server) ReceivedMessages(method string) []Record {
+	return filter(s.Records(), func(r Record) bool {
+		return r.Kind == Received && (method == "" || r.Method == method)
+	})
+}
+
+// WaitFor waits until a record satisfying match exists and returns the
+// first such record, or returns ctx's error.
+func (s *Server) WaitFor(ctx context.Context, match func(Record) bool) (Record, error) {
+	for {
+		recs, changed := s.rec.snapshot()
+		for _, r := range recs {
+			if match(r) {
+				return r, nil
+			}
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return Record{}, fmt.Errorf("mcptest: waiting for a record: %w", context.Cause(ctx))
+		}
+	}
+}
+
+// ReadRecords reads the records a server wrote to a file (see the -record
+// flag of [Main]).
+func ReadRecords(path string) ([]Record, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var recs []Record
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for dec.More() {
+		var r Record
+		if err := dec.Decode(&r); err != nil {
+			return recs, fmt.Errorf("mcptest: reading records: %w", err)
+		}
+		recs = append(recs, r)
+	}
+	return recs, nil
+}
+
+func filter(recs []Record, keep func(Record) bool) []Record {
+	var out []Record
+	for _, r := range recs {
+		if keep(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}

@@ -1,0 +1,669 @@
+// Package mcptest provides a scriptable MCP server for tests and demos.
+//
+// The server speaks every revision andon does — the 2026-07-28 stateless
+// model (server/discover, per-request _meta) and the initialize handshake of
+// 2024-11-05 through 2025-11-25 — over newline-delimited stdio framing. It
+// records every message it receives and what its tools did, in order, so a
+// test can assert exactly what went over the wire, and its tools inject the
+// faults a client must survive.
+//
+// Tools:
+//
+//   - echo {text}: returns text, and the arguments as structured content.
+//   - slow {ms=10000}: sleeps, honouring cancellation; records ToolCancelled
+//     with the time it saw the cancel. Reports progress once it has started
+//     when the request carries a progress token.
+//   - stubborn {ms=1000}: sleeps, ignoring cancellation, then answers anyway.
+//   - progress {count=3, interval_ms=10}: reports count progress steps, then answers.
+//   - late {ms=10000}: waits to be cancelled, then sends progress and a
+//     result for the cancelled request anyway (recording LateReply).
+//   - fail {message}: a result with isError set.
+//   - big {bytes=1048576}: a text result of the given size.
+//   - ask: asks the client for its roots (a roots/list request on
+//     handshake-era revisions, an input_required result on 2026-07-28).
+//   - crash: the connection ends mid-call (the executable exits with status 3).
+//   - garbage: writes a line that is not JSON, then answers.
+//   - split: writes its answer in two pieces, 20ms apart.
+//   - unknown_id: writes a response for a request id never sent, then answers.
+//   - bad_result: answers with a result that is not a tool result.
+//   - stderr {lines=3}: writes noise to stderr, then answers.
+//
+// Use [NewServer] and [Server.Transport] in-process, or run [Main] as a
+// subprocess (andon mcptest serve).
+package mcptest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/andonhq/andon/mcp"
+	"github.com/andonhq/andon/mcp/internal/jsonrpc"
+)
+
+// Options configure a Server. The zero value serves every revision.
+type Options struct {
+	// Versions are the revisions served. Nil means every revision andon
+	// speaks. Without 2026-07-28, server/discover is answered with
+	// method-not-found, as a handshake-era server would.
+	Versions []string
+	// SilentDiscover makes the server ignore server/discover, as some
+	// handshake-era servers do, instead of answering it with an error.
+	SilentDiscover bool
+	// PageSize splits tools/list into pages of this many tools. Zero means
+	// one page.
+	PageSize int
+	// Stderr receives the stderr tool's noise. Nil means discard it.
+	Stderr io.Writer
+}
+
+// Server is a scriptable MCP server. One Server may serve many connections;
+// they share its record.
+type Server struct {
+	opts Options
+	rec  *recorder
+
+	mu      sync.Mutex
+	conns   map[*serverConn]bool
+	wg      sync.WaitGroup
+	closing bool
+}
+
+// NewServer returns a server. A nil opts is the zero Options.
+func NewServer(opts *Options) *Server {
+	s := &Server{rec: newRecorder(), conns: map[*serverConn]bool{}}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if s.opts.Versions == nil {
+		s.opts.Versions = mcp.SupportedVersions()
+	}
+	if s.opts.Stderr == nil {
+		s.opts.Stderr = io.Discard
+	}
+	return s
+}
+
+// Transport returns a client transport connected to a new in-process
+// connection of s, over [net.Pipe].
+func (s *Server) Transport() mcp.Transport {
+	client, server := net.Pipe()
+	s.mu.Lock()
+	closing := s.closing
+	if !closing {
+		s.wg.Add(1)
+	}
+	s.mu.Unlock()
+	if closing {
+		server.Close()
+		return mcp.Stream(client)
+	}
+	go func() {
+		defer s.wg.Done()
+		s.Serve(context.Background(), server, server)
+		server.Close()
+	}()
+	return mcp.Stream(client)
+}
+
+// Close ends every connection and waits for their handlers.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closing = true
+	for c := range s.conns {
+		c.stop()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+// errCrash ends a connection on behalf of the crash tool.
+var errCrash = errors.New("mcptest: crash requested")
+
+// Serve serves one connection, reading from r and writing to w, until r
+// ends, ctx is done, or the crash tool is called (then it returns an error).
+// In-flight tool handlers are cancelled when it returns.
+func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	c := &serverConn{s: s, w: w, inflight: map[string]context.CancelCauseFunc{}, cancel: cancel}
+	s.mu.Lock()
+	s.conns[c] = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+	}()
+	defer c.handlers.Wait()
+	defer cancel(io.EOF)
+
+	frames := make(chan []byte)
+	readErr := make(chan error, 1)
+	go func() {
+		fr := jsonrpc.NewFrameReader(r, 64<<20)
+		for {
+			f, err := fr.Next()
+			if err != nil {
+				readErr <- err
+				return
+			}
+			select {
+			case frames <- append([]byte(nil), f...):
+			case <-ctx.Done():
+				readErr <- ctx.Err()
+				return
+			}
+		}
+	}()
+	for {
+		select {
+		case f := <-frames:
+			c.handle(ctx, f)
+		case err := <-readErr:
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		case <-ctx.Done():
+			if errors.Is(context.Cause(ctx), errCrash) {
+				return errCrash
+			}
+			return nil
+		}
+	}
+}
+
+// serverConn is one connection being served.
+type serverConn struct {
+	s        *Server
+	w        io.Writer
+	wmu      sync.Mutex
+	mu       sync.Mutex
+	inflight map[string]context.CancelCauseFunc // by request id
+	pending  map[string]chan *jsonrpc.Message   // server→client requests, by id
+	nextID   int
+	handlers sync.WaitGroup
+	cancel   context.CancelCauseFunc
+}
+
+func (c *serverConn) stop() { c.cancel(io.EOF) }
+
+func (c *serverConn) write(m *jsonrpc.Message) error {
+	data, err := jsonrpc.Encode(m)
+	if err != nil {
+		return err
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err = c.w.Write(append(data, '\n'))
+	return err
+}
+
+func (c *serverConn) writeRaw(pieces ...[]byte) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	for i, p := range pieces {
+		if i > 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		c.w.Write(p)
+	}
+}
+
+func (c *serverConn) handle(ctx context.Context, frame []byte) {
+	m, err := jsonrpc.Decode(frame)
+	if err != nil {
+		c.s.rec.add(Record{Kind: Received, Reason: err.Error(), Raw: jsonOrString(frame)})
+		c.write(&jsonrpc.Message{Error: &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: err.Error()}})
+		return
+	}
+	rec := Record{Kind: Received, Method: m.Method, Params: m.Params, Raw: jsonOrString(frame)}
+	if m.ID.IsValid() {
+		rec.ID = idKey(m.ID)
+	}
+	c.s.rec.add(rec)
+	switch {
+	case m.IsResponse():
+		c.mu.Lock()
+		ch := c.pending[idKey(m.ID)]
+		delete(c.pending, idKey(m.ID))
+		c.mu.Unlock()
+		if ch != nil {
+			ch <- m
+		}
+	case m.IsNotification():
+		if m.Method == "notifications/cancelled" {
+			var p struct {
+				RequestID json.RawMessage `json:"requestId"`
+				Reason    string          `json:"reason"`
+			}
+			if json.Unmarshal(m.Params, &p) == nil {
+				c.mu.Lock()
+				cancel := c.inflight[string(p.RequestID)]
+				c.mu.Unlock()
+				if cancel != nil {
+					cancel(errors.New(p.Reason))
+				}
+			}
+		}
+	default:
+		c.serveRequest(ctx, m)
+	}
+}
+
+func idKey(id jsonrpc.ID) string {
+	b, _ := id.MarshalJSON()
+	return string(b)
+}
+
+func jsonOrString(b []byte) json.RawMessage {
+	if json.Valid(b) {
+		return append(json.RawMessage(nil), b...)
+	}
+	q, _ := json.Marshal(string(b))
+	return q
+}
+
+// requestEra reads a request's _meta: its 2026-07-28 protocol version, if any.
+type requestMeta struct {
+	ProtocolVersion    string          `json:"io.modelcontextprotocol/protocolVersion"`
+	ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
+	ProgressToken      json.RawMessage `json:"progressToken"`
+}
+
+type baseParams struct {
+	Meta           requestMeta                `json:"_meta"`
+	InputResponses map[string]json.RawMessage `json:"inputResponses"`
+	RequestState   string                     `json:"requestState"`
+}
+
+func (c *serverConn) serveRequest(ctx context.Context, m *jsonrpc.Message) {
+	var base baseParams
+	if len(m.Params) > 0 {
+		if err := json.Unmarshal(m.Params, &base); err != nil {
+			c.reply(m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "params: " + err.Error()})
+			return
+		}
+	}
+	modern := base.Meta.ProtocolVersion != ""
+	if modern {
+		if !slices.Contains(c.s.opts.Versions, base.Meta.ProtocolVersion) {
+			data, _ := json.Marshal(map[string]any{"supported": c.s.opts.Versions, "requested": base.Meta.ProtocolVersion})
+			c.reply(m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeUnsupportedProtocolVersion, Message: "unsupported protocol version", Data: data})
+			return
+		}
+		if base.Meta.ClientCapabilities == nil {
+			c.reply(m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing _meta io.modelcontextprotocol/clientCapabilities"})
+			return
+		}
+	}
+	switch m.Method {
+	case "server/discover":
+		if c.s.opts.SilentDiscover {
+			return
+		}
+		if !slices.Contains(c.s.opts.Versions, mcp.Version20260728) {
+			c.reply(m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: server/discover"})
+			return
+		}
+		c.reply(m.ID, map[string]any{
+			"supportedVersions": c.s.opts.Versions,
+			"capabilities":      map[string]any{"tools": map[string]any{}},
+			"instructions":      "mcptest: a scriptable test server",
+			"ttlMs":             0,
+			"cacheScope":        "private",
+			"resultType":        "complete",
+			"_meta":             map[string]any{"io.modelcontextprotocol/serverInfo": serverInfo},
+		}, nil)
+	case "initialize":
+		var p struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		json.Unmarshal(m.Params, &p)
+		version := ""
+		for _, v := range c.s.opts.Versions {
+			if v != mcp.Version20260728 && (version == "" || v == p.ProtocolVersion) {
+				version = v
+			}
+		}
+		if version == "" {
+			c.reply(m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no handshake-era revision is served"})
+			return
+		}
+		c.reply(m.ID, map[string]any{
+			"protocolVersion": version,
+			"capabilities":    map[string]any{"tools": map[string]any{}},
+			"serverInfo":      serverInfo,
+		}, nil)
+	case "ping":
+		if modern {
+			c.reply(m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: ping"})
+			return
+		}
+		c.reply(m.ID, map[string]any{}, nil)
+	case "tools/list":
+		c.listTools(m, modern)
+	case "tools/call":
+		c.startTool(ctx, m, base, modern)
+	default:
+		c.reply(m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + m.Method})
+	}
+}
+
+var serverInfo = map[string]string{"name": "mcptest", "version": "1"}
+
+func (c *serverConn) reply(id jsonrpc.ID, result any, e *jsonrpc.Error) error {
+	m := &jsonrpc.Message{ID: id, Error: e}
+	if e == nil {
+		raw, err := json.Marshal(result)
+		if err != nil {
+			return err
+		}
+		m.Result = raw
+	}
+	return c.write(m)
+}
+
+func (c *serverConn) listTools(m *jsonrpc.Message, modern bool) {
+	var p struct {
+		Cursor string `json:"cursor"`
+	}
+	json.Unmarshal(m.Params, &p)
+	tools := toolList()
+	start, _ := strconv.Atoi(p.Cursor)
+	end := len(tools)
+	next := ""
+	if size := c.s.opts.PageSize; size > 0 && start+size < len(tools) {
+		end = start + size
+		next = strconv.Itoa(end)
+	}
+	if start > len(tools) {
+		start = len(tools)
+	}
+	res := map[string]any{"tools": tools[start:end]}
+	if next != "" {
+		res["nextCursor"] = next
+	}
+	if modern {
+		res["resultType"] = "complete"
+		res["ttlMs"] = 0
+		res["cacheScope"] = "private"
+	}
+	c.reply(m.ID, res, nil)
+}
+
+func toolList() []map[string]any {
+	obj := func(props string) json.RawMessage {
+		return json.RawMessage(`{"type":"object","properties":{` + props + `}}`)
+	}
+	ro := map[string]any{"readOnlyHint": true}
+	return []map[string]any{
+		{"name": "echo", "description": "Returns its text.", "inputSchema": obj(`"text":{"type":"string"}`), "annotations": ro},
+		{"name": "slow", "description": "Sleeps ms milliseconds, honouring cancellation.", "inputSchema": obj(`"ms":{"type":"integer"}`)},
+		{"name": "stubborn", "description": "Sleeps ms milliseconds, ignoring cancellation.", "inputSchema": obj(`"ms":{"type":"integer"}`)},
+		{"name": "progress", "description": "Reports count progress steps.", "inputSchema": obj(`"count":{"type":"integer"},"interval_ms":{"type":"integer"}`)},
+		{"name": "late", "description": "Answers after it is cancelled.", "inputSchema": obj(`"ms":{"type":"integer"}`)},
+		{"name": "fail", "description": "Fails with isError.", "inputSchema": obj(`"message":{"type":"string"}`)},
+		{"name": "big", "description": "Returns a large text.", "inputSchema": obj(`"bytes":{"type":"integer"}`)},
+		{"name": "ask", "description": "Asks the client for its roots.", "inputSchema": obj(``)},
+		{"name": "crash", "description": "Ends the connection mid-call.", "inputSchema": obj(``)},
+		{"name": "garbage", "description": "Writes a non-JSON line, then answers.", "inputSchema": obj(``)},
+		{"name": "split", "description": "Writes its answer in two pieces.", "inputSchema": obj(``)},
+		{"name": "unknown_id", "description": "Answers an id never sent, then answers.", "inputSchema": obj(``)},
+		{"name": "bad_result", "description": "Answers with a malformed result.", "inputSchema": obj(``)},
+		{"name": "stderr", "description": "Writes noise to stderr.", "inputSchema": obj(`"lines":{"type":"integer"}`)},
+	}
+}
+
+// toolArgs are every tool's arguments, merged.
+type toolArgs struct {
+	Text       string `json:"text"`
+	Message    string `json:"message"`
+	MS         *int   `json:"ms"`
+	Count      *int   `json:"count"`
+	IntervalMS *int   `json:"interval_ms"`
+	Bytes      *int   `json:"bytes"`
+	Lines      *int   `json:"lines"`
+}
+
+func intOr(p *int, def int) int {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+func (c *serverConn) startTool(ctx context.Context, m *jsonrpc.Message, base baseParams, modern bool) {
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	json.Unmarshal(m.Params, &p)
+	var args toolArgs
+	if len(p.Arguments) > 0 {
+		if err := json.Unmarshal(p.Arguments, &args); err != nil {
+			c.reply(m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "arguments: " + err.Error()})
+			return
+		}
+	}
+	known := false
+	for _, t := range toolList() {
+		known = known || t["name"] == p.Name
+	}
+	if !known {
+		c.reply(m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Unknown tool: " + p.Name})
+		return
+	}
+	key := idKey(m.ID)
+	tctx, cancel := context.WithCancelCause(ctx)
+	c.mu.Lock()
+	c.inflight[key] = cancel
+	c.mu.Unlock()
+	c.handlers.Add(1)
+	go func() {
+		defer c.handlers.Done()
+		defer func() {
+			c.mu.Lock()
+			delete(c.inflight, key)
+			c.mu.Unlock()
+			cancel(nil)
+		}()
+		t := &toolCall{c: c, ctx: tctx, id: m.ID, key: key, name: p.Name, args: args, base: base, modern: modern}
+		c.s.rec.add(Record{Kind: ToolStarted, Tool: p.Name, ID: key})
+		t.run()
+	}()
+}
+
+// toolCall is one running tool handler.
+type toolCall struct {
+	c      *serverConn
+	ctx    context.Context
+	id     jsonrpc.ID
+	key    string
+	name   string
+	args   toolArgs
+	base   baseParams
+	modern bool
+}
+
+func (t *toolCall) text(s string) map[string]any {
+	res := map[string]any{"content": []map[string]any{{"type": "text", "text": s}}}
+	if t.modern {
+		res["resultType"] = "complete"
+	}
+	return res
+}
+
+func (t *toolCall) finish(result map[string]any) {
+	if err := t.c.reply(t.id, result, nil); err == nil {
+		t.c.s.rec.add(Record{Kind: ToolFinished, Tool: t.name, ID: t.key})
+	}
+}
+
+// cancelled records that the handler saw the cancellation and sends nothing.
+func (t *toolCall) cancelled() {
+	reason := ""
+	if cause := context.Cause(t.ctx); cause != nil {
+		reason = cause.Error()
+	}
+	t.c.s.rec.add(Record{Kind: ToolCancelled, Tool: t.name, ID: t.key, Reason: reason})
+}
+
+func (t *toolCall) progress(n, total float64, msg string) {
+	if t.base.Meta.ProgressToken == nil {
+		return
+	}
+	params, _ := json.Marshal(map[string]any{"progressToken": t.base.Meta.ProgressToken, "progress": n, "total": total, "message": msg})
+	t.c.write(&jsonrpc.Message{Method: "notifications/progress", Params: params})
+}
+
+// sleep waits d or until cancelled; it reports whether d passed.
+func (t *toolCall) sleep(d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-t.ctx.Done():
+		return false
+	}
+}
+
+func (t *toolCall) run() {
+	a := t.args
+	switch t.name {
+	case "echo":
+		res := t.text(a.Text)
+		res["structuredContent"] = map[string]any{"text": a.Text}
+		t.finish(res)
+	case "slow":
+		t.progress(0, 1, "started")
+		if !t.sleep(time.Duration(intOr(a.MS, 10000)) * time.Millisecond) {
+			t.cancelled()
+			return
+		}
+		t.finish(t.text(fmt.Sprintf("slept %dms", intOr(a.MS, 10000))))
+	case "stubborn":
+		time.Sleep(time.Duration(intOr(a.MS, 1000)) * time.Millisecond)
+		t.finish(t.text("stubborn done"))
+	case "progress":
+		count := intOr(a.Count, 3)
+		for i := 1; i <= count; i++ {
+			if !t.sleep(time.Duration(intOr(a.IntervalMS, 10)) * time.Millisecond) {
+				t.cancelled()
+				return
+			}
+			t.progress(float64(i), float64(count), fmt.Sprintf("step %d of %d", i, count))
+		}
+		t.finish(t.text("progress done"))
+	case "late":
+		t.progress(0, 1, "started")
+		if t.sleep(time.Duration(intOr(a.MS, 10000)) * time.Millisecond) {
+			t.finish(t.text("late: never cancelled"))
+			return
+		}
+		t.cancelled()
+		t.progress(1, 1, "late progress")
+		t.c.s.rec.add(Record{Kind: LateReply, Tool: t.name, ID: t.key})
+		t.c.reply(t.id, t.text("late result"), nil)
+	case "fail":
+		res := t.text(cmpOr(a.Message, "the tool failed"))
+		res["isError"] = true
+		t.finish(res)
+	case "big":
+		t.finish(t.text(strings.Repeat("x", intOr(a.Bytes, 1<<20))))
+	case "ask":
+		t.ask()
+	case "crash":
+		t.c.cancel(errCrash)
+	case "garbage":
+		t.c.writeRaw([]byte("this is not JSON\n"))
+		t.finish(t.text("after garbage"))
+	case "split":
+		data, _ := jsonrpc.Encode(&jsonrpc.Message{ID: t.id, Result: mustJSON(t.text("split answer"))})
+		data = append(data, '\n')
+		half := len(data) / 2
+		t.c.writeRaw(data[:half], data[half:])
+		t.c.s.rec.add(Record{Kind: ToolFinished, Tool: t.name, ID: t.key})
+	case "unknown_id":
+		t.c.write(&jsonrpc.Message{ID: jsonrpc.Int(987654321), Result: mustJSON(t.text("for nobody"))})
+		t.finish(t.text("known id"))
+	case "bad_result":
+		t.c.write(&jsonrpc.Message{ID: t.id, Result: json.RawMessage(`{"content":"not a list"}`)})
+	case "stderr":
+		for i := range intOr(a.Lines, 3) {
+			fmt.Fprintf(t.c.s.opts.Stderr, "mcptest: stderr noise line %d\n", i+1)
+		}
+		t.finish(t.text("wrote to stderr"))
+	}
+}
+
+// ask gets the client's roots: by a server→client request on handshake-era
+// revisions, by an input_required round trip on 2026-07-28.
+func (t *toolCall) ask() {
+	if t.modern {
+		if roots, ok := t.base.InputResponses["roots"]; ok {
+			if t.base.RequestState != askState {
+				res := t.text("requestState was not echoed")
+				res["isError"] = true
+				t.finish(res)
+				return
+			}
+			t.finish(t.text("roots: " + string(roots)))
+			return
+		}
+		t.finish(map[string]any{
+			"resultType":    "input_required",
+			"inputRequests": map[string]any{"roots": map[string]any{"method": "roots/list"}},
+			"requestState":  askState,
+		})
+		return
+	}
+	ch := make(chan *jsonrpc.Message, 1)
+	t.c.mu.Lock()
+	t.c.nextID++
+	id := jsonrpc.String("mcptest-" + strconv.Itoa(t.c.nextID))
+	if t.c.pending == nil {
+		t.c.pending = map[string]chan *jsonrpc.Message{}
+	}
+	t.c.pending[idKey(id)] = ch
+	t.c.mu.Unlock()
+	t.c.write(&jsonrpc.Message{ID: id, Method: "roots/list", Params: json.RawMessage(`{}`)})
+	select {
+	case resp := <-ch:
+		if resp.Error != nil {
+			res := t.text("roots/list failed: " + resp.Error.Message)
+			res["isError"] = true
+			t.finish(res)
+			return
+		}
+		t.finish(t.text("roots: " + string(resp.Result)))
+	case <-t.ctx.Done():
+		t.cancelled()
+	}
+}
+
+const askState = "mcptest-state-1"
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

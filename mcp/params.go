@@ -1,0 +1,109 @@
+package mcp
+
+import (
+	"encoding/json"
+	"runtime/debug"
+)
+
+// requestParams is the params object of a request the client sends. Every
+// one embeds paramsBase, which carries what the protocol adds to any request.
+type requestParams interface {
+	base() *paramsBase
+}
+
+// paramsBase holds the fields common to every request's params: the _meta
+// envelope (2026-07-28) or progress token, and the inputs of a retried
+// multi-round-trip request.
+type paramsBase struct {
+	Meta           *requestMeta               `json:"_meta,omitempty"`
+	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
+	// RequestState is echoed byte for byte, as the spec requires.
+	RequestState json.RawMessage `json:"requestState,omitempty"`
+}
+
+func (p *paramsBase) base() *paramsBase { return p }
+
+// requestMeta is params._meta.
+type requestMeta struct {
+	ProtocolVersion    string          `json:"io.modelcontextprotocol/protocolVersion,omitempty"`
+	ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities,omitempty"`
+	ClientInfo         *Implementation `json:"io.modelcontextprotocol/clientInfo,omitempty"`
+	ProgressToken      string          `json:"progressToken,omitempty"`
+}
+
+// requestMeta returns the _meta for a request: the per-request envelope on
+// 2026-07-28, and the progress token if there is one. Nil when empty.
+func (c *Client) requestMeta(progressToken string) *requestMeta {
+	if !isModern(c.info.ProtocolVersion) {
+		if progressToken == "" {
+			return nil
+		}
+		return &requestMeta{ProgressToken: progressToken}
+	}
+	return &requestMeta{
+		ProtocolVersion:    c.info.ProtocolVersion,
+		ClientCapabilities: c.caps,
+		ClientInfo:         &c.opts.ClientInfo,
+		ProgressToken:      progressToken,
+	}
+}
+
+// capabilities returns the client's capabilities as JSON: only what it has
+// handlers for.
+func (c *Client) capabilities() json.RawMessage {
+	caps := map[string]any{}
+	if c.opts.Roots != nil {
+		caps["roots"] = map[string]any{}
+	}
+	if c.opts.SamplingHandler != nil {
+		caps["sampling"] = map[string]any{}
+	}
+	if c.opts.ElicitationHandler != nil {
+		caps["elicitation"] = map[string]any{}
+	}
+	raw, _ := json.Marshal(caps)
+	return raw
+}
+
+type emptyParams struct {
+	paramsBase
+}
+
+type listParams struct {
+	paramsBase
+	Cursor string `json:"cursor,omitempty"`
+}
+
+type callToolParams struct {
+	paramsBase
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+type initializeParams struct {
+	paramsBase
+	ProtocolVersion string          `json:"protocolVersion"`
+	Capabilities    json.RawMessage `json:"capabilities"`
+	ClientInfo      Implementation  `json:"clientInfo"`
+}
+
+type cancelledParams struct {
+	RequestID int64        `json:"requestId"`
+	Reason    string       `json:"reason,omitempty"`
+	Meta      *requestMeta `json:"_meta,omitempty"`
+}
+
+// moduleVersion is andon's version as the Go toolchain recorded it.
+func moduleVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/andonhq/andon" {
+				return d.Version
+			}
+		}
+		if bi.Main.Path == "github.com/andonhq/andon" && bi.Main.Version != "" {
+			return bi.Main.Version
+		}
+	}
+	return "devel"
+}

@@ -1,0 +1,121 @@
+package mcp
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+// Protocol revisions andon speaks. A revision is named by its release date.
+const (
+	Version20241105 = "2024-11-05" // HTTP+SSE era
+	Version20250326 = "2025-03-26" // Streamable HTTP with sessions
+	Version20250618 = "2025-06-18"
+	Version20251125 = "2025-11-25" // newest revision with an initialize handshake
+	Version20260728 = "2026-07-28" // stateless: server/discover, per-request _meta
+
+	// LatestVersion is the revision [Connect] tries first.
+	LatestVersion = Version20260728
+)
+
+// legacyVersions are the handshake-era revisions, newest first.
+var legacyVersions = []string{Version20251125, Version20250618, Version20250326, Version20241105}
+
+// SupportedVersions returns every revision andon speaks, newest first.
+func SupportedVersions() []string {
+	return append([]string{Version20260728}, legacyVersions...)
+}
+
+func isModern(v string) bool { return v == Version20260728 }
+func isLegacy(v string) bool { return slices.Contains(legacyVersions, v) }
+
+// Implementation names a client or server program.
+type Implementation struct {
+	Name    string `json:"name"`
+	Title   string `json:"title,omitempty"`
+	Version string `json:"version"`
+}
+
+// ServerInfo is what the client learned about the server when it connected.
+type ServerInfo struct {
+	// ProtocolVersion is the negotiated revision, e.g. "2026-07-28".
+	ProtocolVersion string
+	// Implementation is the server's self-description.
+	Implementation Implementation
+	// Capabilities are the server's capabilities, as it sent them.
+	Capabilities json.RawMessage
+	// Instructions are the server's optional hints for the model.
+	Instructions string
+}
+
+// Tool is a tool a server offers.
+type Tool struct {
+	Name         string           `json:"name"`
+	Title        string           `json:"title,omitempty"`
+	Description  string           `json:"description,omitempty"`
+	InputSchema  json.RawMessage  `json:"inputSchema,omitempty"`
+	OutputSchema json.RawMessage  `json:"outputSchema,omitempty"`
+	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
+	Meta         json.RawMessage  `json:"_meta,omitempty"`
+}
+
+// ToolAnnotations are a server's hints about a tool's behaviour. They are
+// claims, not guarantees: trust them only as far as you trust the server.
+// A nil field means the hint was not given; the protocol's defaults are
+// read-only false, destructive true, idempotent false, open-world true.
+type ToolAnnotations struct {
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
+}
+
+// Content is one content block of a tool result. Type says which fields are
+// set: "text" (Text), "image" and "audio" (Data, MIMEType), "resource_link"
+// (URI, Name, MIMEType) and "resource" (Resource).
+type Content struct {
+	Type     string          `json:"type"`
+	Text     string          `json:"text,omitempty"`
+	Data     string          `json:"data,omitempty"`
+	MIMEType string          `json:"mimeType,omitempty"`
+	URI      string          `json:"uri,omitempty"`
+	Name     string          `json:"name,omitempty"`
+	Resource json.RawMessage `json:"resource,omitempty"`
+}
+
+// CallToolResult is the outcome of a tool call that the server completed.
+// A tool that failed sets IsError; that is a result, not a Go error.
+type CallToolResult struct {
+	Content           []Content       `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+	IsError           bool            `json:"isError,omitempty"`
+	Meta              json.RawMessage `json:"_meta,omitempty"`
+}
+
+// Text returns the text of the result's text blocks, one per line.
+func (r *CallToolResult) Text() string {
+	var out []byte
+	for _, c := range r.Content {
+		if c.Type != "text" {
+			continue
+		}
+		if len(out) > 0 {
+			out = append(out, '\n')
+		}
+		out = append(out, c.Text...)
+	}
+	return string(out)
+}
+
+// Progress is a progress notification for a call in flight.
+type Progress struct {
+	Progress float64 `json:"progress"`
+	Total    float64 `json:"total,omitempty"` // zero when unknown
+	Message  string  `json:"message,omitempty"`
+}
+
+// Root is a filesystem root the client offers the server (roots/list).
+type Root struct {
+	URI  string `json:"uri"`
+	Name string `json:"name,omitempty"`
+}

@@ -1,0 +1,227 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/andonhq/andon/mcp/internal/jsonrpc"
+)
+
+// StreamTransport speaks newline-delimited JSON-RPC over a byte stream: one
+// end of a pipe or a socket. It is the stdio framing without a subprocess,
+// for embedding a server in the same process and for tests.
+type StreamTransport struct {
+	rwc  io.ReadWriteCloser
+	used atomic.Bool
+}
+
+// Stream returns a transport over rwc. It can be connected once; closing the
+// client closes rwc. For an in-process server, give it one end of
+// [net.Pipe] and let the server serve the other.
+func Stream(rwc io.ReadWriteCloser) *StreamTransport {
+	return &StreamTransport{rwc: rwc}
+}
+
+func (t *StreamTransport) connect(ctx context.Context, cfg connConfig) (conn, error) {
+	if !t.used.CompareAndSwap(false, true) {
+		return nil, errors.New("mcp: a StreamTransport can be connected only once")
+	}
+	if err := ctx.Err(); err != nil {
+		t.rwc.Close()
+		return nil, err
+	}
+	c := newStreamConn(t.rwc, t.rwc, cfg)
+	c.closeFunc = t.rwc.Close
+	return c, nil
+}
+
+// streamConn is a connection over a byte stream. One goroutine writes, in
+// the order messages were queued; one reads. A queued message whose sender
+// gives up before the writer reaches it is dropped, so nothing of it goes
+// out; the caller never waits on a blocked pipe.
+type streamConn struct {
+	r     io.Reader
+	w     io.Writer
+	cfg   connConfig
+	queue chan *outFrame
+	quit  chan struct{} // closed by close: the writer stops
+	wrote chan struct{} // closed when the writer has stopped
+	read  chan struct{} // closed when the reader has stopped
+
+	// closeFunc closes the underlying stream(s); set before start.
+	closeFunc func() error
+	// stopFunc, if set, ends the peer (a subprocess) within a bounded
+	// time, after the write side is closed and before closeFunc.
+	stopFunc  func()
+	closeErr  error
+	closeOnce sync.Once
+	lostOnce  sync.Once
+	// exitReason, if set, explains why the read side ended (the
+	// subprocess's exit status).
+	exitReason func() error
+}
+
+const (
+	frameQueued int32 = iota
+	frameWriting
+	frameDropped
+)
+
+type outFrame struct {
+	data  []byte
+	state atomic.Int32
+	done  chan struct{} // closed once written or failed
+	err   error
+}
+
+func newStreamConn(r io.Reader, w io.Writer, cfg connConfig) *streamConn {
+	return &streamConn{
+		r: r, w: w, cfg: cfg,
+		queue: make(chan *outFrame, 256),
+		quit:  make(chan struct{}),
+		wrote: make(chan struct{}),
+		read:  make(chan struct{}),
+	}
+}
+
+// flushGrace bounds how long close lets the writer flush what is queued
+// (such as the cancellation of calls still in flight) before the stream is
+// closed under it.
+const flushGrace = 100 * time.Millisecond
+
+func (c *streamConn) start() {
+	go c.readLoop()
+	go c.writeLoop()
+}
+
+func (c *streamConn) send(ctx context.Context, m *jsonrpc.Message) error {
+	data, err := jsonrpc.Encode(m)
+	if err != nil {
+		return fmt.Errorf("%w: encoding: %w", errNotSent, err)
+	}
+	f := &outFrame{data: append(data, '\n'), done: make(chan struct{})}
+	select {
+	case c.queue <- f:
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %w", errNotSent, ctx.Err())
+	case <-c.quit:
+		return fmt.Errorf("%w: %w", errNotSent, ErrClosed)
+	}
+	select {
+	case <-f.done:
+		return f.err
+	case <-ctx.Done():
+		if f.state.CompareAndSwap(frameQueued, frameDropped) {
+			return fmt.Errorf("%w: %w", errNotSent, ctx.Err())
+		}
+		return ctx.Err()
+	}
+}
+
+func (c *streamConn) writeLoop() {
+	defer close(c.wrote)
+	failed := false
+	for {
+		select {
+		case <-c.quit:
+			// Flush what is already queued, then stop.
+			for {
+				select {
+				case f := <-c.queue:
+					failed = c.write(f, failed)
+				default:
+					return
+				}
+			}
+		case f := <-c.queue:
+			failed = c.write(f, failed)
+		}
+	}
+}
+
+// write writes one frame unless its sender gave up on it. Once a write has
+// failed the stream is broken, and later frames fail without being tried.
+func (c *streamConn) write(f *outFrame, failed bool) bool {
+	defer close(f.done)
+	if !f.state.CompareAndSwap(frameQueued, frameWriting) {
+		return failed
+	}
+	if failed {
+		f.err = fmt.Errorf("%w: %w", errNotSent, ErrClosed)
+		return true
+	}
+	if _, err := c.w.Write(f.data); err != nil {
+		f.err = fmt.Errorf("%w: writing: %w", ErrClosed, err)
+		c.lost(f.err)
+		return true
+	}
+	return false
+}
+
+func (c *streamConn) readLoop() {
+	defer close(c.read)
+	frames := jsonrpc.NewFrameReader(c.r, c.cfg.maxMessageSize)
+	for {
+		frame, err := frames.Next()
+		if err != nil {
+			if errors.Is(err, jsonrpc.ErrFrameTooLarge) {
+				c.lost(&ProtocolError{Reason: "message " + err.Error()})
+				return
+			}
+			reason := err
+			if errors.Is(err, io.EOF) {
+				reason = errors.New("server closed its output")
+			}
+			if c.exitReason != nil {
+				if exit := c.exitReason(); exit != nil {
+					reason = exit
+				}
+			}
+			c.lost(reason)
+			return
+		}
+		m, err := jsonrpc.Decode(frame)
+		if err != nil {
+			var de *jsonrpc.DecodeError
+			errors.As(err, &de)
+			c.cfg.receiver.receiveInvalid(de)
+			continue
+		}
+		c.cfg.receiver.receive(m)
+	}
+}
+
+func (c *streamConn) lost(err error) {
+	c.lostOnce.Do(func() { c.cfg.receiver.lost(err) })
+}
+
+func (c *streamConn) abandon(jsonrpc.ID) {}
+
+func (c *streamConn) notifiesCancel(string) bool { return true }
+
+func (c *streamConn) close() error {
+	c.closeOnce.Do(func() {
+		close(c.quit)
+		flush := time.NewTimer(flushGrace)
+		select {
+		case <-c.wrote:
+		case <-flush.C:
+		}
+		flush.Stop()
+		if c.stopFunc != nil {
+			c.stopFunc()
+		}
+		if c.closeFunc != nil {
+			c.closeErr = c.closeFunc()
+		}
+		<-c.wrote
+		<-c.read
+		c.lost(ErrClosed)
+	})
+	return c.closeErr
+}

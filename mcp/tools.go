@@ -1,0 +1,82 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// ListTools returns every tool the server offers, following pagination up
+// to ClientOptions.MaxPages pages. opts applies to each page's request.
+func (c *Client) ListTools(ctx context.Context, opts *CallOptions) ([]Tool, error) {
+	var tools []Tool
+	cursor := ""
+	seen := map[string]bool{}
+	for page := 0; ; page++ {
+		if page == c.opts.MaxPages {
+			return nil, fmt.Errorf("mcp: tools/list: more than %d pages", c.opts.MaxPages)
+		}
+		var res struct {
+			Tools      []Tool `json:"tools"`
+			NextCursor string `json:"nextCursor"`
+		}
+		if err := c.request(ctx, "tools/list", &listParams{Cursor: cursor}, opts, false, &res); err != nil {
+			return nil, err
+		}
+		tools = append(tools, res.Tools...)
+		if res.NextCursor == "" {
+			return tools, nil
+		}
+		if seen[res.NextCursor] {
+			return nil, &ProtocolError{Reason: fmt.Sprintf("tools/list: cursor %q repeats", res.NextCursor)}
+		}
+		seen[res.NextCursor] = true
+		cursor = res.NextCursor
+	}
+}
+
+// CallTool calls the tool name with args, which must encode to a JSON object
+// (a struct, a map, or json.RawMessage); nil sends no arguments.
+//
+// The call ends when the server answers, when ctx is cancelled (an error
+// matching [ErrCancelled] and [context.Canceled]), or when a deadline passes
+// (an error matching [ErrTimeout] and [context.DeadlineExceeded]); if both
+// happen, cancellation wins. An interrupted call is abandoned at once: the
+// server is told as its transport and revision require, and a reply that
+// comes later is dropped. A tool that fails is a result with IsError set,
+// not an error.
+func (c *Client) CallTool(ctx context.Context, name string, args any, opts *CallOptions) (*CallToolResult, error) {
+	if ctx.Err() != nil {
+		return nil, interruption("tools/call", ctx)
+	}
+	params := &callToolParams{Name: name}
+	if args != nil {
+		raw, err := json.Marshal(args)
+		if err != nil {
+			return nil, fmt.Errorf("mcp: encoding arguments of %q: %w", name, err)
+		}
+		if len(raw) == 0 || raw[0] != '{' {
+			return nil, fmt.Errorf("mcp: arguments of %q must be a JSON object, not %.20s", name, raw)
+		}
+		params.Arguments = raw
+	}
+	var res CallToolResult
+	if err := c.request(ctx, "tools/call", params, opts, false, &res); err != nil {
+		return nil, err
+	}
+	if res.Content == nil {
+		res.Content = []Content{}
+	}
+	return &res, nil
+}
+
+// Ping checks that the server is responsive. The ping method exists only in
+// handshake-era revisions; on 2026-07-28 Ping returns an error matching
+// [errors.ErrUnsupported] without sending anything.
+func (c *Client) Ping(ctx context.Context, opts *CallOptions) error {
+	if isModern(c.info.ProtocolVersion) {
+		return fmt.Errorf("mcp: ping does not exist in revision %s: %w", c.info.ProtocolVersion, errors.ErrUnsupported)
+	}
+	return c.request(ctx, "ping", &emptyParams{}, opts, false, nil)
+}

@@ -1,0 +1,65 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/andonhq/andon/mcp/internal/jsonrpc"
+)
+
+// A Transport opens a connection to one MCP server. The transports are
+// [Command] (a subprocess speaking stdio) and [Stream] (any byte stream, such
+// as an in-process pipe). Each knows how its protocol revisions expect a call
+// to be cancelled, so the [Client] can send the right signal.
+type Transport interface {
+	// connect opens the connection. It honours ctx while connecting only:
+	// once connect returns, the connection lives until it is closed.
+	connect(ctx context.Context, cfg connConfig) (conn, error)
+}
+
+// connConfig is what a transport needs from the client.
+type connConfig struct {
+	maxMessageSize int
+	logger         *slog.Logger
+	receiver       receiver
+}
+
+// receiver takes what a connection reads. Its methods are called from the
+// connection's reader and must not block on the network.
+type receiver interface {
+	// receive handles one incoming message.
+	receive(m *jsonrpc.Message)
+	// receiveInvalid handles a frame that is not a valid message. err.ID
+	// is set when the frame's id could be read.
+	receiveInvalid(err *jsonrpc.DecodeError)
+	// lost is called once, when the connection fails or ends. err says why.
+	lost(err error)
+}
+
+// conn is one open connection. All methods are safe for concurrent use.
+type conn interface {
+	// start begins reading; the client calls it once it is ready to receive.
+	start()
+
+	// send writes m. It returns nil once m is fully written. If ctx ends
+	// first it returns early: with an error matching errNotSent when
+	// nothing of m reached the wire, or ctx's error when it may have.
+	send(ctx context.Context, m *jsonrpc.Message) error
+
+	// abandon gives up on the response to request id: a transport with a
+	// response stream per request closes it. It is a no-op on a byte stream.
+	abandon(id jsonrpc.ID)
+
+	// notifiesCancel reports whether, on protocol revision version, a call
+	// is cancelled by sending notifications/cancelled (stdio, legacy HTTP)
+	// rather than only by abandoning its response stream (2026-07-28 HTTP).
+	notifiesCancel(version string) bool
+
+	// close ends the connection and releases its resources within a bounded
+	// time. It is safe to call more than once.
+	close() error
+}
+
+// errNotSent marks a send that ended before any byte went out.
+var errNotSent = errors.New("message not sent")
