@@ -115,6 +115,13 @@ func (c *streamConn) send(ctx context.Context, m *jsonrpc.Message) error {
 	select {
 	case <-f.done:
 		return f.err
+	case <-c.wrote:
+		// The writer stopped; a frame it did not take never will be.
+		if f.state.CompareAndSwap(frameQueued, frameDropped) {
+			return fmt.Errorf("%w: %w", errNotSent, ErrClosed)
+		}
+		<-f.done
+		return f.err
 	case <-ctx.Done():
 		if f.state.CompareAndSwap(frameQueued, frameDropped) {
 			return fmt.Errorf("%w: %w", errNotSent, ctx.Err())

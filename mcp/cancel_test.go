@@ -1,0 +1,406 @@
+package mcp_test
+
+// The tests named TestCaseNN cover, one for one, the given/when/then cases of
+// section 4 of shared/reference/calltool-cancellation-origin.md that apply to
+// stdio and byte streams (the HTTP cases C and D belong to the HTTP
+// transport). Each runs over an in-process pipe and a real subprocess, on the
+// 2026-07-28 and handshake-era revisions.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/andonhq/andon/mcp"
+	"github.com/andonhq/andon/mcp/mcptest"
+)
+
+// Case 1: a call whose context is already cancelled sends nothing, uses no
+// request id, and leaves the connection ready for the next call.
+func TestCase01_PreCancelledContextSendsNothing(t *testing.T) {
+	run(t, allModes, func(t *testing.T, b *testBundle) {
+		b.mustCall("echo", map[string]any{"text": "first"})
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := b.client.CallTool(ctx, "echo", map[string]any{"text": "never"}, nil)
+		if !errors.Is(err, mcp.ErrCancelled) || !errors.Is(err, context.Canceled) {
+			t.Fatalf("CallTool = %v, want ErrCancelled and context.Canceled", err)
+		}
+		b.mustCall("echo", map[string]any{"text": "second"})
+
+		ids := b.toolCallIDs()
+		if len(ids) != 2 {
+			t.Fatalf("server received %d tools/call, want 2 (the cancelled one must not be sent)", len(ids))
+		}
+		first, _ := strconv.Atoi(ids[0])
+		second, _ := strconv.Atoi(ids[1])
+		if second != first+1 {
+			t.Errorf("ids %v: the pre-cancelled call used up an id", ids)
+		}
+		if n := len(b.received("notifications/cancelled")); n != 0 {
+			t.Errorf("server received %d notifications/cancelled, want 0", n)
+		}
+	})
+}
+
+// Case 2: a pre-cancelled context wins over an invalid timeout and over a
+// closed client — the caller learns it was cancelled, first.
+func TestCase02_PreCancelledBeatsInvalidTimeoutAndClosedClient(t *testing.T) {
+	run(t, []mode{inproc2026, stdio2025}, func(t *testing.T, b *testBundle) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := b.client.CallTool(ctx, "echo", nil, &mcp.CallOptions{Timeout: -1})
+		if !errors.Is(err, mcp.ErrCancelled) {
+			t.Errorf("invalid timeout: CallTool = %v, want ErrCancelled", err)
+		}
+		b.client.Close()
+		_, err = b.client.CallTool(ctx, "echo", nil, nil)
+		if !errors.Is(err, mcp.ErrCancelled) {
+			t.Errorf("closed client: CallTool = %v, want ErrCancelled", err)
+		}
+		if _, err := b.client.CallTool(context.Background(), "echo", nil, nil); !errors.Is(err, mcp.ErrClosed) {
+			t.Errorf("closed client, live context: CallTool = %v, want ErrClosed", err)
+		}
+	})
+}
+
+// Case 3: a negative Timeout or MaxTotalTimeout is refused before anything
+// is sent; a tiny positive one is accepted.
+func TestCase03_TimeoutValidation(t *testing.T) {
+	run(t, []mode{inproc2026, inproc2025}, func(t *testing.T, b *testBundle) {
+		for _, o := range []*mcp.CallOptions{{Timeout: -time.Second}, {MaxTotalTimeout: -1}} {
+			_, err := b.client.CallTool(context.Background(), "echo", nil, o)
+			if err == nil || errors.Is(err, mcp.ErrTimeout) {
+				t.Errorf("CallTool(%+v) = %v, want a validation error", o, err)
+			}
+		}
+		if n := len(b.toolCallIDs()); n != 0 {
+			t.Errorf("server received %d tools/call for invalid options, want 0", n)
+		}
+		_, err := b.client.CallTool(context.Background(), "slow", map[string]any{"ms": 5000}, &mcp.CallOptions{Timeout: time.Millisecond})
+		if !errors.Is(err, mcp.ErrTimeout) {
+			t.Errorf("1ms timeout: CallTool = %v, want ErrTimeout", err)
+		}
+	})
+}
+
+// Case 4 (and 28): with no per-call options the client's RequestTimeout
+// applies; when it fires the call is cancelled on the wire like any other
+// deadline (a design decision: the spec says the sender SHOULD), and the
+// late reply is dropped.
+func TestCase04_DefaultTimeoutCancelsOnTheWire(t *testing.T) {
+	runWith(t, []mode{inproc2026, stdio2025}, func(o *setupOpts) {
+		o.client.RequestTimeout = 100 * time.Millisecond
+	}, func(t *testing.T, b *testBundle) {
+		_, err := b.client.CallTool(context.Background(), "late", nil, nil)
+		if !errors.Is(err, mcp.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("CallTool = %v, want ErrTimeout and DeadlineExceeded", err)
+		}
+		b.waitFor("the late reply", isTool(mcptest.LateReply, "late"))
+		if got, want := b.cancelledIDs(), b.toolCallIDs(); !slices.Equal(got, want) {
+			t.Errorf("cancelled ids %v, want %v", got, want)
+		}
+		if res := b.mustCall("echo", map[string]any{"text": "own"}); res.Text() != "own" {
+			t.Errorf("next call got %q, want its own result", res.Text())
+		}
+	})
+}
+
+// Case 6: cancelling while waiting (here from the progress callback) returns
+// at once, sends exactly one notifications/cancelled naming the call, with a
+// reason, and the server's handler stops.
+func TestCase06_CancelWhileWaiting(t *testing.T) {
+	run(t, allModes, func(t *testing.T, b *testBundle) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		_, err := b.client.CallTool(ctx, "slow", map[string]any{"ms": 30000}, &mcp.CallOptions{
+			OnProgress: func(mcp.Progress) { cancel() },
+		})
+		if !errors.Is(err, mcp.ErrCancelled) || !errors.Is(err, context.Canceled) {
+			t.Fatalf("CallTool = %v, want ErrCancelled and context.Canceled", err)
+		}
+		if errors.Is(err, mcp.ErrTimeout) {
+			t.Errorf("a cancellation must not match ErrTimeout: %v", err)
+		}
+		b.waitFor("the handler's cancellation", isTool(mcptest.ToolCancelled, "slow"))
+		notes := b.received("notifications/cancelled")
+		if len(notes) != 1 {
+			t.Fatalf("server received %d notifications/cancelled, want 1", len(notes))
+		}
+		if got, want := string(field(t, notes[0].Params, "requestId")), b.toolCallIDs()[0]; got != want {
+			t.Errorf("requestId = %s, want %s", got, want)
+		}
+		if len(field(t, notes[0].Params, "reason")) == 0 {
+			t.Errorf("notification has no reason: %s", notes[0].Params)
+		}
+	})
+}
+
+// Case 7: a per-call deadline stops a call to a silent server with
+// ErrTimeout, and the server is told.
+func TestCase07_PerCallDeadline(t *testing.T) {
+	run(t, allModes, func(t *testing.T, b *testBundle) {
+		_, err := b.client.CallTool(context.Background(), "slow", map[string]any{"ms": 30000}, &mcp.CallOptions{Timeout: 50 * time.Millisecond})
+		if !errors.Is(err, mcp.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("CallTool = %v, want ErrTimeout and DeadlineExceeded", err)
+		}
+		if errors.Is(err, mcp.ErrCancelled) {
+			t.Errorf("a timeout must not match ErrCancelled: %v", err)
+		}
+		b.waitFor("the handler's cancellation", isTool(mcptest.ToolCancelled, "slow"))
+		if got, want := b.cancelledIDs(), b.toolCallIDs(); !slices.Equal(got, want) {
+			t.Errorf("cancelled ids %v, want %v", got, want)
+		}
+	})
+}
+
+// Case 8: a per-call Timeout replaces the client's RequestTimeout, both ways.
+func TestCase08_DeadlineReplacesDefaultTimeout(t *testing.T) {
+	runWith(t, []mode{inproc2026, inproc2025}, func(o *setupOpts) {
+		o.client.RequestTimeout = 50 * time.Millisecond
+	}, func(t *testing.T, b *testBundle) {
+		res, err := b.client.CallTool(context.Background(), "stubborn", map[string]any{"ms": 200}, &mcp.CallOptions{Timeout: 10 * time.Second})
+		if err != nil || res.Text() != "stubborn done" {
+			t.Fatalf("longer per-call timeout: CallTool = %v, %v; want the result", res, err)
+		}
+	})
+	runWith(t, []mode{inproc2026}, func(o *setupOpts) {
+		o.client.RequestTimeout = time.Hour
+	}, func(t *testing.T, b *testBundle) {
+		_, err := b.client.CallTool(context.Background(), "slow", map[string]any{"ms": 30000}, &mcp.CallOptions{Timeout: 50 * time.Millisecond})
+		if !errors.Is(err, mcp.ErrTimeout) {
+			t.Fatalf("shorter per-call timeout: CallTool = %v, want ErrTimeout", err)
+		}
+	})
+}
+
+// Case 9: when the caller's cancellation and a deadline both apply,
+// cancellation wins.
+func TestCase09_CancellationWinsOverDeadline(t *testing.T) {
+	run(t, []mode{inproc2026, stdio2024}, func(t *testing.T, b *testBundle) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		_, err := b.client.CallTool(ctx, "slow", map[string]any{"ms": 30000}, &mcp.CallOptions{
+			Timeout: 20 * time.Millisecond,
+			OnProgress: func(mcp.Progress) {
+				cancel()
+				time.Sleep(60 * time.Millisecond) // the timeout passes too
+			},
+		})
+		if !errors.Is(err, mcp.ErrCancelled) || errors.Is(err, mcp.ErrTimeout) {
+			t.Fatalf("CallTool = %v, want ErrCancelled only", err)
+		}
+	})
+}
+
+// Case 10: on 2026-07-28 stdio the notifications/cancelled carries the
+// per-request _meta envelope (go-sdk#1212: without it a conformant server
+// rejects it). Handshake-era revisions send none.
+func TestCase10_ModernCancellationCarriesMetaEnvelope(t *testing.T) {
+	run(t, []mode{inproc2026, stdio2026, stdio2025}, func(t *testing.T, b *testBundle) {
+		_, err := b.client.CallTool(context.Background(), "slow", map[string]any{"ms": 30000}, &mcp.CallOptions{Timeout: 20 * time.Millisecond})
+		if !errors.Is(err, mcp.ErrTimeout) {
+			t.Fatalf("CallTool = %v, want ErrTimeout", err)
+		}
+		note := b.waitFor("notifications/cancelled", isReceived("notifications/cancelled"))
+		meta := field(t, note.Params, "_meta")
+		if b.mode.version != mcp.Version20260728 {
+			if meta != nil {
+				t.Errorf("handshake-era notification carries _meta %s", meta)
+			}
+			return
+		}
+		var env map[string]json.RawMessage
+		if err := json.Unmarshal(meta, &env); err != nil {
+			t.Fatalf("notification _meta = %s: %v", meta, err)
+		}
+		for _, key := range []string{"io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities", "io.modelcontextprotocol/clientInfo"} {
+			if env[key] == nil {
+				t.Errorf("notification _meta lacks %s: %s", key, meta)
+			}
+		}
+	})
+}
+
+// Cases 20, 24 and 25: a reply and progress that arrive after the cancel
+// are dropped; the next call gets its own reply, and its progress callback
+// never sees the stale update.
+func TestCase20_LateReplyAndLateProgressAreDropped(t *testing.T) {
+	run(t, allModes, func(t *testing.T, b *testBundle) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var stale []mcp.Progress
+		_, err := b.client.CallTool(ctx, "late", nil, &mcp.CallOptions{
+			OnProgress: func(p mcp.Progress) {
+				stale = append(stale, p)
+				cancel()
+			},
+		})
+		if !errors.Is(err, mcp.ErrCancelled) {
+			t.Fatalf("CallTool = %v, want ErrCancelled", err)
+		}
+		b.waitFor("the late reply", isTool(mcptest.LateReply, "late"))
+		var seen []mcp.Progress
+		res, err := b.client.CallTool(context.Background(), "echo", map[string]any{"text": "mine"}, &mcp.CallOptions{
+			OnProgress: func(p mcp.Progress) { seen = append(seen, p) },
+		})
+		if err != nil || res.Text() != "mine" {
+			t.Fatalf("next call = %v, %v; want its own result", res, err)
+		}
+		if len(seen) != 0 {
+			t.Errorf("next call's callback saw %v, progress that belongs to the cancelled call", seen)
+		}
+		if len(stale) != 1 {
+			t.Errorf("cancelled call's callback ran %d times, want 1 (none after the cancel)", len(stale))
+		}
+	})
+}
+
+// Case 22: cancelling after the call returned sends nothing. Writes are
+// ordered, so a notification sent by mistake would reach the server before
+// the next call does.
+func TestCase22_CancelAfterCompletionSendsNothing(t *testing.T) {
+	run(t, []mode{inproc2026, stdio2025}, func(t *testing.T, b *testBundle) {
+		ctx, cancel := context.WithCancel(context.Background())
+		if _, err := b.client.CallTool(ctx, "echo", map[string]any{"text": "done"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		b.mustCall("echo", map[string]any{"text": "next"})
+		if n := len(b.received("notifications/cancelled")); n != 0 {
+			t.Errorf("server received %d notifications/cancelled for a finished call", n)
+		}
+	})
+}
+
+// Case 23: a context that was cancelled for one call is refused before
+// sending when reused.
+func TestCase23_ReusedCancelledContextIsRefused(t *testing.T) {
+	run(t, []mode{inproc2025, stdio2026}, func(t *testing.T, b *testBundle) {
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			b.waitFor("slow to start", isTool(mcptest.ToolStarted, "slow"))
+			cancel()
+		}()
+		if _, err := b.client.CallTool(ctx, "slow", map[string]any{"ms": 30000}, nil); !errors.Is(err, mcp.ErrCancelled) {
+			t.Fatalf("first call = %v, want ErrCancelled", err)
+		}
+		if _, err := b.client.CallTool(ctx, "echo", nil, nil); !errors.Is(err, mcp.ErrCancelled) {
+			t.Fatalf("reused context = %v, want ErrCancelled", err)
+		}
+		b.mustCall("echo", map[string]any{"text": "fresh"})
+		if n := len(b.toolCallIDs()); n != 2 {
+			t.Errorf("server received %d tools/call, want 2", n)
+		}
+	})
+}
+
+// Case 27: the connection stays usable after many cancels and timeouts in a
+// row, and nothing is left pending.
+func TestCase27_ConnectionStaysUsable(t *testing.T) {
+	run(t, allModes, func(t *testing.T, b *testBundle) {
+		for i := range 4 {
+			ctx, cancel := context.WithCancel(context.Background())
+			opts := &mcp.CallOptions{OnProgress: func(mcp.Progress) { cancel() }}
+			if i%2 == 1 {
+				opts = &mcp.CallOptions{Timeout: 10 * time.Millisecond}
+			}
+			_, err := b.client.CallTool(ctx, "slow", map[string]any{"ms": 30000}, opts)
+			cancel()
+			if !errors.Is(err, mcp.ErrCancelled) && !errors.Is(err, mcp.ErrTimeout) {
+				t.Fatalf("interruption %d: CallTool = %v", i, err)
+			}
+			text := "after " + strconv.Itoa(i)
+			if res := b.mustCall("echo", map[string]any{"text": text}); res.Text() != text {
+				t.Fatalf("after interruption %d: got %q", i, res.Text())
+			}
+		}
+	})
+}
+
+// Case 29: a call in flight when the server goes away, or when the client
+// is closed, fails promptly with ErrClosed rather than hanging.
+func TestCase29_DisconnectWhileCallPending(t *testing.T) {
+	run(t, allModes, func(t *testing.T, b *testBundle) {
+		_, err := b.client.CallTool(context.Background(), "crash", nil, nil)
+		if !errors.Is(err, mcp.ErrClosed) {
+			t.Fatalf("server crashed mid-call: CallTool = %v, want ErrClosed", err)
+		}
+		if _, err := b.client.CallTool(context.Background(), "echo", nil, nil); !errors.Is(err, mcp.ErrClosed) {
+			t.Errorf("after the crash: CallTool = %v, want ErrClosed", err)
+		}
+	})
+	run(t, []mode{inproc2026, stdio2025}, func(t *testing.T, b *testBundle) {
+		errc := make(chan error, 1)
+		go func() {
+			_, err := b.client.CallTool(context.Background(), "slow", map[string]any{"ms": 30000}, nil)
+			errc <- err
+		}()
+		b.waitFor("slow to start", isTool(mcptest.ToolStarted, "slow"))
+		if err := b.client.Close(); err != nil {
+			t.Errorf("Close = %v", err)
+		}
+		if err := <-errc; !errors.Is(err, mcp.ErrClosed) {
+			t.Errorf("Close mid-call: CallTool = %v, want ErrClosed", err)
+		}
+	})
+}
+
+// Case 30: with two calls in flight, cancelling one touches no other: only
+// its id is named, and the other gets its own reply.
+func TestCase30_OnlyTheCancelledCallIsCancelled(t *testing.T) {
+	run(t, allModes, func(t *testing.T, b *testBundle) {
+		ctxA, cancelA := context.WithCancel(context.Background())
+		defer cancelA()
+		var wg sync.WaitGroup
+		var errA, errB error
+		var resB *mcp.CallToolResult
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			_, errA = b.client.CallTool(ctxA, "slow", map[string]any{"ms": 30000}, nil)
+		}()
+		go func() {
+			defer wg.Done()
+			resB, errB = b.client.CallTool(context.Background(), "stubborn", map[string]any{"ms": 300}, nil)
+		}()
+		b.waitFor("A to start", isTool(mcptest.ToolStarted, "slow"))
+		b.waitFor("B to start", isTool(mcptest.ToolStarted, "stubborn"))
+		cancelA()
+		wg.Wait()
+		if !errors.Is(errA, mcp.ErrCancelled) {
+			t.Errorf("A = %v, want ErrCancelled", errA)
+		}
+		if errB != nil || resB.Text() != "stubborn done" {
+			t.Errorf("B = %v, %v; want its own result", resB, errB)
+		}
+		var idA string
+		for _, r := range b.received("tools/call") {
+			if string(field(t, r.Params, "name")) == `"slow"` {
+				idA = r.ID
+			}
+		}
+		if got := b.cancelledIDs(); !slices.Equal(got, []string{idA}) {
+			t.Errorf("cancelled ids %v, want only A's %s", got, idA)
+		}
+	})
+}
+
+// Case 31: an ordinary cancellation logs at debug level at most.
+func TestCase31_CancellationLogsNoWarning(t *testing.T) {
+	run(t, []mode{inproc2026, stdio2025}, func(t *testing.T, b *testBundle) {
+		_, err := b.client.CallTool(context.Background(), "slow", map[string]any{"ms": 30000}, &mcp.CallOptions{Timeout: 10 * time.Millisecond})
+		if !errors.Is(err, mcp.ErrTimeout) {
+			t.Fatalf("CallTool = %v", err)
+		}
+		b.waitFor("notifications/cancelled", isReceived("notifications/cancelled"))
+		if warn := b.logs.lines("level=WARN"); len(warn) != 0 {
+			t.Errorf("warnings logged for an ordinary cancellation:\n%v", warn)
+		}
+	})
+}
