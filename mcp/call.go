@@ -238,6 +238,13 @@ func (c *Client) exchange(ctx, waitCtx context.Context, cl *call, method string,
 				c.abandon(cl, true)
 				return nil, interruption(method, ctx)
 			}
+			// Progress the server sent before its reply belongs to
+			// this call: hand it over before returning.
+			if cl.progSig != nil {
+				for _, p := range cl.takeProgress() {
+					onProgress(p)
+				}
+			}
 			if r.err != nil {
 				return nil, r.err
 			}

@@ -83,3 +83,23 @@ func TestProgressIsPerCall(t *testing.T) {
 		}
 	})
 }
+
+// Progress that the server sends just before its result reaches the
+// callback before the call returns (found by the interop suite: the waiting
+// select could take the reply first and drop the queued progress).
+func TestProgressJustBeforeResultIsDelivered(t *testing.T) {
+	run(t, []mode{inproc2026, stdio2025}, func(t *testing.T, b *testBundle) {
+		for i := range 300 {
+			n := 0
+			_, err := b.client.CallTool(context.Background(), "progress", map[string]any{"count": 1, "interval_ms": 0}, &mcp.CallOptions{
+				OnProgress: func(mcp.Progress) { n++ },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != 1 {
+				t.Fatalf("call %d returned with %d of 1 progress notifications delivered", i, n)
+			}
+		}
+	})
+}
