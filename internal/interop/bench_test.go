@@ -1,0 +1,507 @@
+package interop
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/andonhq/andon/mcp"
+	"github.com/andonhq/andon/mcp/mcptest"
+)
+
+// The benchmarks in this file measure andon's client and go-sdk v1.8.0's
+// client against the same server: a go-sdk server in a subprocess over
+// stdio (gosdkserver_test.go), a fresh one per client and revision. Only the
+// client runs in the benchmark's process, so allocations are the client's.
+// docs/benchmarks.md has the numbers and how they were taken.
+
+// benchClient is the one thing the benchmarks ask of a client.
+type benchClient interface {
+	// call calls tool name with args and returns an error unless the tool
+	// answered with a result that is not an error.
+	call(ctx context.Context, name string, args map[string]any) error
+	// isCancelled reports whether err is the client's error for a call its
+	// caller cancelled.
+	isCancelled(err error) bool
+}
+
+type andonBench struct{ c *mcp.Client }
+
+func (a andonBench) call(ctx context.Context, name string, args map[string]any) error {
+	res, err := a.c.CallTool(ctx, name, args, nil)
+	if err == nil && res.IsError {
+		err = fmt.Errorf("%s: tool error: %s", name, res.Text())
+	}
+	return err
+}
+
+func (andonBench) isCancelled(err error) bool {
+	return errors.Is(err, mcp.ErrCancelled) && errors.Is(err, context.Canceled)
+}
+
+type gosdkBench struct{ cs *gosdk.ClientSession }
+
+func (g gosdkBench) call(ctx context.Context, name string, args map[string]any) error {
+	res, err := g.cs.CallTool(ctx, &gosdk.CallToolParams{Name: name, Arguments: args})
+	if err == nil && res.IsError {
+		err = fmt.Errorf("%s: tool error", name)
+	}
+	return err
+}
+
+func (gosdkBench) isCancelled(err error) bool { return errors.Is(err, context.Canceled) }
+
+// benchClients are the clients compared, in the order they are reported.
+var benchClients = []string{"andon", "gosdk"}
+
+// startBench starts a go-sdk server subprocess with the extra environment
+// env and connects the client named kind to it, pinned to revision. Both
+// end with b.
+func startBench(b *testing.B, kind, revision string, env ...string) benchClient {
+	b.Helper()
+	exe, env := selfCommand(b, roleGoSDKServer, env...)
+	ctx, cancel := context.WithTimeout(context.Background(), pollDeadline)
+	defer cancel()
+	switch kind {
+	case "andon":
+		tr := mcp.Command(exe)
+		tr.Env = env
+		c, err := mcp.Connect(ctx, tr, &mcp.ClientOptions{ProtocolVersion: revision, Logger: testLogger(b)})
+		if err != nil {
+			b.Fatalf("andon connecting to the go-sdk server: %v", err)
+		}
+		b.Cleanup(func() {
+			if err := c.Close(); err != nil {
+				b.Errorf("closing andon's client: %v", err)
+			}
+		})
+		if got := c.ProtocolVersion(); got != revision {
+			b.Fatalf("andon negotiated %q, pinned %q", got, revision)
+		}
+		return andonBench{c}
+	case "gosdk":
+		cmd := exec.Command(exe)
+		cmd.Env = env
+		cmd.Stderr = tWriter{b}
+		client := gosdk.NewClient(&gosdk.Implementation{Name: "interop-gosdk-client", Version: "1"}, nil)
+		cs, err := client.Connect(ctx, &gosdk.CommandTransport{Command: cmd}, &gosdk.ClientSessionOptions{ProtocolVersion: revision})
+		if err != nil {
+			b.Fatalf("go-sdk connecting to the go-sdk server: %v", err)
+		}
+		b.Cleanup(func() {
+			if err := cs.Close(); err != nil {
+				b.Errorf("closing go-sdk's session: %v", err)
+			}
+		})
+		if got := cs.InitializeResult().ProtocolVersion; got != revision {
+			b.Fatalf("go-sdk negotiated %q, asked for %q", got, revision)
+		}
+		return gosdkBench{cs}
+	}
+	b.Fatalf("unknown client %q", kind)
+	return nil
+}
+
+// forEachClient runs bench as the sub-benchmarks client/stdio/revision, with
+// a connection of its own that lives as long as the sub-benchmark. With
+// events, the server reports the slow tool's events to a hub of the
+// sub-benchmark's own, which bench gets; without, the hub is nil.
+func forEachClient(b *testing.B, events bool, bench func(b *testing.B, c benchClient, hub *eventHub)) {
+	for _, kind := range benchClients {
+		b.Run(kind+"/stdio", func(b *testing.B) {
+			for _, rev := range revisions {
+				b.Run(rev, func(b *testing.B) {
+					var hub *eventHub
+					var env []string
+					if events {
+						hub = newEventHub(b)
+						env = append(env, eventsSockEnv+"="+hub.path)
+					}
+					bench(b, startBench(b, kind, rev, env...), hub)
+				})
+			}
+		})
+	}
+}
+
+// reportPercentiles reports the 50th and 99th percentiles of d, in µs.
+func reportPercentiles(b *testing.B, d []time.Duration) {
+	b.Helper()
+	if len(d) == 0 {
+		return
+	}
+	slices.Sort(d)
+	at := func(p float64) float64 {
+		i := int(p * float64(len(d)-1))
+		return float64(d[i].Nanoseconds()) / 1e3
+	}
+	b.ReportMetric(at(0.50), "p50-µs")
+	b.ReportMetric(at(0.99), "p99-µs")
+}
+
+// BenchmarkCallRoundTrip measures a call of the echo tool, from CallTool to
+// its return, with 1 and 64 callers sharing one connection. With one caller
+// it also reports the latency percentiles.
+func BenchmarkCallRoundTrip(b *testing.B) {
+	forEachClient(b, false, func(b *testing.B, c benchClient, _ *eventHub) {
+		args := map[string]any{"text": "hello"}
+		for _, callers := range []int{1, 64} {
+			b.Run("callers="+strconv.Itoa(callers), func(b *testing.B) {
+				ctx := context.Background()
+				for range 20 { // warm up, untimed
+					if err := c.call(ctx, "echo", args); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportAllocs()
+				if callers == 1 {
+					lat := make([]time.Duration, 0, b.N)
+					b.ResetTimer()
+					for range b.N {
+						start := time.Now()
+						if err := c.call(ctx, "echo", args); err != nil {
+							b.Fatal(err)
+						}
+						lat = append(lat, time.Since(start))
+					}
+					b.StopTimer()
+					reportPercentiles(b, lat)
+					return
+				}
+				var next atomic.Int64
+				var wg sync.WaitGroup
+				b.ResetTimer()
+				for range callers {
+					wg.Go(func() {
+						for next.Add(1) <= int64(b.N) {
+							if err := c.call(ctx, "echo", args); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+			})
+		}
+	})
+}
+
+// BenchmarkCancelToReturn measures how soon a caller gets control back after
+// it cancels a call in flight: from cancel() until CallTool has returned, as
+// the calling goroutine sees it. Each call is cancelled only once the server
+// reports that the handler is running, and the next starts only once the
+// server reports that the handler saw the cancellation; neither wait is
+// timed.
+func BenchmarkCancelToReturn(b *testing.B) {
+	forEachClient(b, true, func(b *testing.B, c benchClient, hub *eventHub) {
+		cancelLoop(b, c, hub, false)
+	})
+}
+
+// BenchmarkServerSeesCancel measures how soon the server's handler sees a
+// call's cancellation: from cancel() until the handler's ctx.Done fires,
+// as the handler timestamps it (both ends read the same wall clock). The
+// timed region of ns/op ends later, when the handler's report reaches the
+// benchmark over a unix socket; the percentiles are the handler's own times.
+func BenchmarkServerSeesCancel(b *testing.B) {
+	forEachClient(b, true, func(b *testing.B, c benchClient, hub *eventHub) {
+		cancelLoop(b, c, hub, true)
+	})
+}
+
+// cancelLoop runs b.N cancelled calls of the slow tool on c and reports the
+// percentiles of the client's return (serverSide false) or of the handler
+// seeing the cancellation (serverSide true).
+func cancelLoop(b *testing.B, c benchClient, hub *eventHub, serverSide bool) {
+	b.Helper()
+	type result struct {
+		at  time.Time
+		err error
+	}
+	run := hub.nextRun()
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	b.StopTimer()
+	for i := range b.N {
+		tag := "r" + strconv.Itoa(run) + "-" + strconv.Itoa(i)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan result, 1)
+		go func() {
+			err := c.call(ctx, "slow", map[string]any{"tag": tag})
+			done <- result{time.Now(), err}
+		}()
+		hub.wait(b, evStarted, tag)
+
+		b.StartTimer()
+		start := time.Now()
+		cancel()
+		var seen serverEvent
+		var r result
+		if serverSide {
+			seen = hub.wait(b, evCancelled, tag)
+			b.StopTimer()
+			r = <-done
+		} else {
+			r = <-done
+			b.StopTimer()
+			seen = hub.wait(b, evCancelled, tag)
+		}
+
+		if !c.isCancelled(r.err) {
+			b.Fatalf("call %s after cancel returned %v, want a cancellation", tag, r.err)
+		}
+		if serverSide {
+			lat = append(lat, time.Duration(seen.at-start.UnixNano()))
+		} else {
+			lat = append(lat, r.at.Sub(start))
+		}
+	}
+	reportPercentiles(b, lat)
+}
+
+// serverEvent is an event the slow tool reported.
+type serverEvent struct {
+	kind, tag string
+	at        int64 // the server's time.Now().UnixNano() when it happened
+}
+
+// eventHub receives the slow tool's events over a unix socket.
+type eventHub struct {
+	path   string
+	ln     net.Listener
+	events chan serverEvent
+	quit   chan struct{} // closed when the hub shuts down
+	runs   atomic.Int64
+	wg     sync.WaitGroup
+
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func newEventHub(b *testing.B) *eventHub {
+	b.Helper()
+	// A short directory: a unix socket path is limited to 108 bytes.
+	dir, err := os.MkdirTemp("", "andon-iop")
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := &eventHub{path: filepath.Join(dir, "events"), events: make(chan serverEvent, 1024), quit: make(chan struct{})}
+	h.ln, err = net.Listen("unix", h.path)
+	if err != nil {
+		os.RemoveAll(dir)
+		b.Fatal(err)
+	}
+	h.wg.Go(h.accept)
+	b.Cleanup(func() {
+		close(h.quit)
+		h.ln.Close()
+		h.mu.Lock()
+		for _, c := range h.conns {
+			c.Close()
+		}
+		h.mu.Unlock()
+		h.wg.Wait()
+		os.RemoveAll(dir)
+	})
+	return h
+}
+
+func (h *eventHub) accept() {
+	for {
+		conn, err := h.ln.Accept()
+		if err != nil {
+			return
+		}
+		h.mu.Lock()
+		h.conns = append(h.conns, conn)
+		h.mu.Unlock()
+		h.wg.Go(func() { h.read(conn) })
+	}
+}
+
+func (h *eventHub) read(conn net.Conn) {
+	sc := bufio.NewScanner(conn)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) != 3 {
+			continue
+		}
+		at, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil {
+			continue
+		}
+		select {
+		case h.events <- serverEvent{kind: f[0], tag: f[1], at: at}:
+		case <-h.quit:
+			return
+		}
+	}
+}
+
+// nextRun numbers the runs of a benchmark function on one hub, so that the
+// tags of one run never match another's events.
+func (h *eventHub) nextRun() int { return int(h.runs.Add(1)) }
+
+// wait returns the event kind for tag, discarding others, or fails b.
+func (h *eventHub) wait(b *testing.B, kind, tag string) serverEvent {
+	b.Helper()
+	timeout := time.NewTimer(pollDeadline)
+	defer timeout.Stop()
+	for {
+		select {
+		case ev := <-h.events:
+			if ev.kind == kind && ev.tag == tag {
+				return ev
+			}
+		case <-timeout.C:
+			b.Fatalf("the server did not report %s %s within %v", kind, tag, pollDeadline)
+		}
+	}
+}
+
+// BenchmarkCallToolAllocs measures a client in process, over net.Pipe, so
+// that its allocations per call can be read off without a subprocess.
+// Against mcptest (andon only), the count includes the mcptest server's
+// allocations, since it runs in the same process. Against canned, a minimal
+// server that answers from prepared bytes and allocates next to nothing,
+// the count is the client's alone, and the time is mostly the client's
+// too, so andon and go-sdk can be compared on CPU cost as well.
+func BenchmarkCallToolAllocs(b *testing.B) {
+	canned := func(b *testing.B) net.Conn {
+		client, server := net.Pipe()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			serveCanned(server)
+		}()
+		b.Cleanup(func() { <-done })
+		return client
+	}
+	andon := func(b *testing.B, rev string, t mcp.Transport) benchClient {
+		c, err := mcp.Connect(context.Background(), t, &mcp.ClientOptions{ProtocolVersion: rev})
+		if err != nil {
+			b.Fatal(err)
+		}
+		// Registered after the server's cleanup, so it runs first.
+		b.Cleanup(func() {
+			if err := c.Close(); err != nil {
+				b.Errorf("closing the client: %v", err)
+			}
+		})
+		return andonBench{c}
+	}
+	cases := []struct {
+		name    string
+		connect func(b *testing.B, rev string) benchClient
+	}{
+		{"andon/mcptest", func(b *testing.B, rev string) benchClient {
+			s := mcptest.NewServer(nil)
+			b.Cleanup(s.Close)
+			return andon(b, rev, s.Transport())
+		}},
+		{"andon/canned", func(b *testing.B, rev string) benchClient {
+			return andon(b, rev, mcp.Stream(canned(b)))
+		}},
+		{"gosdk/canned", func(b *testing.B, rev string) benchClient {
+			conn := canned(b)
+			client := gosdk.NewClient(&gosdk.Implementation{Name: "interop-gosdk-client", Version: "1"}, nil)
+			cs, err := client.Connect(context.Background(), &gosdk.IOTransport{Reader: conn, Writer: conn}, &gosdk.ClientSessionOptions{ProtocolVersion: rev})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() {
+				if err := cs.Close(); err != nil {
+					b.Errorf("closing the session: %v", err)
+				}
+			})
+			if got := cs.InitializeResult().ProtocolVersion; got != rev {
+				b.Fatalf("go-sdk negotiated %q, asked for %q", got, rev)
+			}
+			return gosdkBench{cs}
+		}},
+	}
+	for _, cs := range cases {
+		b.Run(cs.name, func(b *testing.B) {
+			for _, rev := range revisions {
+				b.Run(rev, func(b *testing.B) {
+					c := cs.connect(b, rev)
+					ctx := context.Background()
+					args := map[string]any{"text": "hello"}
+					for range 20 {
+						if err := c.call(ctx, "echo", args); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportAllocs()
+					b.ResetTimer()
+					for range b.N {
+						if err := c.call(ctx, "echo", args); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+// serveCanned is a minimal MCP server for measuring the client alone: it
+// answers server/discover, initialize and every other request (as tools/call
+// of echo) from prepared bytes, copying only the request id, and ignores
+// notifications. It returns when conn is closed.
+func serveCanned(conn net.Conn) {
+	defer conn.Close()
+	const (
+		discover   = `"result":{"supportedVersions":["2026-07-28","2025-11-25"],"capabilities":{"tools":{}},"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"canned","version":"1"}}}}` + "\n"
+		initialize = `"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"canned","version":"1"}}}` + "\n"
+		echo       = `"result":{"content":[{"type":"text","text":"hello"}],"resultType":"complete"}}` + "\n"
+	)
+	r := bufio.NewReaderSize(conn, 64<<10)
+	out := make([]byte, 0, 512)
+	idKey := []byte(`"id":`)
+	for {
+		line, err := r.ReadSlice('\n')
+		if err != nil {
+			return
+		}
+		i := bytes.Index(line, idKey)
+		if i < 0 {
+			continue // a notification
+		}
+		id := line[i+len(idKey):]
+		n := 0
+		for n < len(id) && id[n] >= '0' && id[n] <= '9' {
+			n++
+		}
+		out = append(out[:0], `{"jsonrpc":"2.0","id":`...)
+		out = append(out, id[:n]...)
+		out = append(out, ',')
+		switch {
+		case bytes.Contains(line, []byte(`"method":"server/discover"`)):
+			out = append(out, discover...)
+		case bytes.Contains(line, []byte(`"method":"initialize"`)):
+			out = append(out, initialize...)
+		default:
+			out = append(out, echo...)
+		}
+		if _, err := conn.Write(out); err != nil {
+			return
+		}
+	}
+}
