@@ -62,6 +62,9 @@ func (c *Client) serveRequest(m *jsonrpc.Message) {
 		}
 	})
 	if !started {
+		c.mu.Lock()
+		delete(c.serving, key)
+		c.mu.Unlock()
 		cancel()
 	}
 }
