@@ -1,0 +1,251 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/andonhq/andon/mcp"
+)
+
+// Exit codes. They are a contract with scripts that run andon: keep them.
+const (
+	exitOK        = 0   // success
+	exitToolError = 1   // the tool ran and reported an error (isError)
+	exitUsage     = 2   // bad flags or arguments; nothing was started
+	exitTransport = 3   // connect failed, server crashed, RPC or protocol error
+	exitTimeout   = 124 // the call's own timeout passed (as timeout(1) does)
+	exitSignal    = 130 // cancelled by SIGINT or SIGTERM (128 + SIGINT)
+)
+
+// connectTimeout bounds starting the server and the protocol handshake. It
+// is separate from --timeout, which bounds the call itself: a server that is
+// slow to start (go run compiles first) should not eat a short call budget.
+const connectTimeout = 30 * time.Second
+
+// env is what a command may touch of the outside world. Commands take it
+// instead of reaching for os.Stdout and friends, so tests can run them
+// in-process.
+type env struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// errorf prints one line to stderr, prefixed "andon: ".
+func (e *env) errorf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	// One line per error, whatever a server put in its message.
+	msg = strings.ReplaceAll(msg, "\n", " ")
+	fmt.Fprintln(e.stderr, "andon: "+msg)
+}
+
+// terminal reports whether stderr is a terminal, and its file if so. A
+// progress bar is drawn only then: in a pipe or a log file it is noise.
+func (e *env) terminal() (*os.File, bool) {
+	f, ok := e.stderr.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil, false
+	}
+	return f, true
+}
+
+// flagSet is a subcommand's flags and how to report their misuse.
+type flagSet struct {
+	*flag.FlagSet
+	e     *env
+	usage string // the synopsis, e.g. "andon call [flags] TOOL [ARGS]"
+	about string // what the command does, shown by -h
+}
+
+// newFlagSet returns an empty flag set for the subcommand name. Parse errors
+// are reported by parse, as one "andon:" line and the synopsis.
+func newFlagSet(e *env, name, usage, about string) *flagSet {
+	fs := flag.NewFlagSet("andon "+name, flag.ContinueOnError)
+	// The flag package would print its own error and the full defaults on
+	// every mistake; parse prints one clear line instead.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &flagSet{FlagSet: fs, e: e, usage: usage, about: about}
+}
+
+// parse parses args, letting flags and positional arguments mix (andon call
+// TOOL '{}' --json works); "--" ends the flags. It returns the positional
+// arguments, or an exit code when the command should stop: exitOK for -h,
+// exitUsage for a mistake (already reported).
+func (fs *flagSet) parse(args []string) (pos []string, code int, ok bool) {
+	for {
+		err := fs.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			fs.help(fs.e.stdout)
+			return nil, exitOK, false
+		}
+		if err != nil {
+			return nil, fs.usageError("%v", err), false
+		}
+		rest := fs.Args()
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, rest...), 0, true
+		}
+		if len(rest) == 0 {
+			return pos, 0, true
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// usageError reports a mistake in how the command was invoked and returns
+// exitUsage.
+func (fs *flagSet) usageError(format string, args ...any) int {
+	fs.e.errorf("%s: %s", strings.TrimPrefix(fs.Name(), "andon "), fmt.Sprintf(format, args...))
+	fmt.Fprintf(fs.e.stderr, "usage: %s\nRun '%s -h' for help.\n", fs.usage, fs.Name())
+	return exitUsage
+}
+
+// help prints the command's synopsis, description and flags.
+func (fs *flagSet) help(w io.Writer) {
+	fmt.Fprintf(w, "usage: %s\n\n%s\n\nFlags:\n", fs.usage, fs.about)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
+// serverFlags are the flags of every command that talks to an MCP server.
+type serverFlags struct {
+	stdio    string
+	protocol string
+	timeout  time.Duration
+	verbose  bool
+}
+
+func addServerFlags(fs *flagSet) *serverFlags {
+	f := &serverFlags{}
+	fs.StringVar(&f.stdio, "stdio", "", "run the MCP server `COMMAND` (\"prog arg…\", split with shell-like quoting, no shell) and speak to it over stdio")
+	fs.StringVar(&f.protocol, "protocol", "", "pin the protocol `revision` (one of "+strings.Join(mcp.SupportedVersions(), ", ")+"); default: negotiate")
+	fs.DurationVar(&f.timeout, "timeout", mcp.DefaultRequestTimeout, "give up on each request after `duration`, telling the server it is cancelled; 0 means no limit")
+	fs.BoolVar(&f.verbose, "v", false, "log debug detail and the server's stderr to stderr")
+	return f
+}
+
+// check validates the flags before anything is started.
+func (f *serverFlags) check(fs *flagSet) (code int, ok bool) {
+	switch {
+	case f.stdio == "":
+		return fs.usageError("--stdio is required"), false
+	case f.protocol != "" && !slices.Contains(mcp.SupportedVersions(), f.protocol):
+		return fs.usageError("unknown protocol revision %q (want one of %s)", f.protocol, strings.Join(mcp.SupportedVersions(), ", ")), false
+	case f.timeout < 0:
+		return fs.usageError("negative --timeout %v", f.timeout), false
+	}
+	argv, err := splitCommandLine(f.stdio)
+	if err != nil {
+		return fs.usageError("--stdio: %v", err), false
+	}
+	if len(argv) == 0 {
+		return fs.usageError("--stdio: empty command"), false
+	}
+	return 0, true
+}
+
+// connect starts the server and completes the handshake. The client logs
+// to logOut: warnings and errors by default, everything with -v (the
+// server's stderr arrives at info level, so it shows only with -v). A
+// failure is reported and turned into an exit code.
+func (f *serverFlags) connect(ctx context.Context, e *env, logOut io.Writer) (*session, int, bool) {
+	level := slog.LevelWarn
+	if f.verbose {
+		level = slog.LevelDebug
+	}
+	notices := newCancelNotices(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
+	logger := slog.New(notices)
+
+	argv, _ := splitCommandLine(f.stdio) // checked by check
+	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	c, err := mcp.Connect(ctx, mcp.Command(argv[0], argv[1:]...), &mcp.ClientOptions{
+		ProtocolVersion: f.protocol,
+		// Every request gets its bound from --timeout (a zero CallOptions
+		// timeout must mean "no limit", not the library's default), and
+		// the handshake from the connect context above.
+		RequestTimeout: -1,
+		Logger:         logger,
+	})
+	if err != nil {
+		hint := ""
+		if !f.verbose {
+			// A server that fails to start usually says why on stderr,
+			// which is hidden by default.
+			hint = " (-v shows the server's stderr)"
+		}
+		e.errorf("connecting to %s: %v%s", argv[0], err, hint)
+		if interrupted(ctx, err) {
+			return nil, exitSignal, false
+		}
+		// A handshake that timed out is a failure to connect, not a call
+		// timeout: 124 is reserved for the call's own --timeout.
+		return nil, exitTransport, false
+	}
+	return &session{client: c, logger: logger, notices: notices}, 0, true
+}
+
+// callOptions returns the options of each request, from the flags.
+func (f *serverFlags) callOptions() *mcp.CallOptions {
+	return &mcp.CallOptions{Timeout: f.timeout}
+}
+
+// session is a connected client and what a command needs around it.
+type session struct {
+	client  *mcp.Client
+	logger  *slog.Logger
+	notices *cancelNotices
+}
+
+// fail reports the failed request what and returns the exit code for err.
+// If the request was interrupted, it first lets the client finish telling
+// the server (see cancelNotices), so that the Close that follows does not
+// cut the notification off.
+func (s *session) fail(ctx context.Context, e *env, what string, err error) int {
+	e.errorf("%s: %v", what, err)
+	if errors.Is(err, mcp.ErrCancelled) || errors.Is(err, mcp.ErrTimeout) {
+		s.notices.wait()
+	}
+	return requestFailure(ctx, err)
+}
+
+// close closes the client. It is bounded: the server gets its stdin closed,
+// then SIGTERM, then SIGKILL, and calls in flight are cancelled on the wire.
+func (s *session) close() {
+	if err := s.client.Close(); err != nil {
+		s.logger.Debug("andon: closing the connection", "error", err)
+	}
+}
+
+// interrupted reports whether err is the result of the command's context
+// being cancelled, which only a signal does.
+func interrupted(ctx context.Context, err error) bool {
+	return ctx.Err() != nil && errors.Is(err, context.Canceled)
+}
+
+// requestFailure maps the error of a request to an exit code.
+func requestFailure(ctx context.Context, err error) int {
+	switch {
+	case interrupted(ctx, err):
+		return exitSignal
+	case errors.Is(err, mcp.ErrTimeout):
+		return exitTimeout
+	default:
+		// ErrClosed, *RPCError, *ProtocolError and anything unforeseen:
+		// the exchange with the server failed.
+		return exitTransport
+	}
+}

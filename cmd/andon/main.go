@@ -1,0 +1,102 @@
+// Command andon is the command-line interface of andon, a Go agent runtime
+// and MCP client in which stop means stop: any tool call can be abandoned —
+// by its caller, by a deadline, or by an operator — and the server is told,
+// within a bounded time, without retrying a half-sent write.
+//
+// Today it talks to MCP servers over stdio:
+//
+//	andon tools --stdio "COMMAND ARGS…"              list a server's tools
+//	andon call  --stdio "COMMAND ARGS…" TOOL [ARGS]  call one tool
+//	andon mcptest serve                              run the test server
+//
+// Ctrl-C during a call cancels it on the wire (notifications/cancelled) and
+// andon exits 130. Exit codes: 0 success, 1 the tool reported an error,
+// 2 usage error, 3 transport or protocol failure, 124 timeout, 130
+// cancelled by a signal. Each command's -h says more.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	// The first SIGINT or SIGTERM cancels the context, and with it the call
+	// in flight. After that the handlers are released, so a second Ctrl-C
+	// kills andon at once if a stubborn server holds up the shutdown.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// command is one subcommand of andon. Each lives in its own file; add a new
+// one to commands.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, e *env, args []string) int
+}
+
+// commands returns andon's subcommands, in the order usage lists them.
+func commands() []command {
+	return []command{
+		{"call", "call one tool on an MCP server and print the result", runCall},
+		{"tools", "list the tools an MCP server offers", runTools},
+		{"mcptest", "run the scriptable MCP test server (mcptest serve)", runMCPTest},
+	}
+}
+
+// run runs andon with args (without the program name) and returns the exit
+// status. ctx is cancelled when andon is told to stop (SIGINT, SIGTERM).
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		e.errorf("missing command")
+		usage(stderr)
+		return exitUsage
+	}
+	name := args[0]
+	if isHelp(name) || name == "help" {
+		usage(stdout)
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name == name {
+			return c.run(ctx, e, args[1:])
+		}
+	}
+	e.errorf("unknown command %q", name)
+	fmt.Fprintln(stderr, "Run 'andon help' for the list of commands.")
+	return exitUsage
+}
+
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help"
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `andon is an agent runtime and MCP client in which stop means stop.
+
+usage: andon COMMAND [flags] [arguments]
+
+Commands:
+`)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, `
+Run 'andon COMMAND -h' for a command's flags.
+
+Exit codes: 0 success; 1 the tool reported an error; 2 usage error;
+3 transport or protocol failure; 124 timeout; 130 cancelled by a signal.
+`)
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/andonhq/andon/mcp"
+)
+
+const toolsAbout = `List the tools an MCP server offers: one per line, the name, a tab, and the
+description; with --json, the tools as a JSON array of MCP Tool objects
+(with their input schemas and annotations). Pagination is followed.
+
+Exit codes are those of 'andon call': 0 success, 2 usage error, 3 transport
+or protocol failure, 124 --timeout passed, 130 cancelled by a signal.`
+
+// runTools is "andon tools": list a server's tools.
+func runTools(ctx context.Context, e *env, args []string) int {
+	fs := newFlagSet(e, "tools", "andon tools --stdio COMMAND [flags]", toolsAbout)
+	sf := addServerFlags(fs)
+	asJSON := fs.Bool("json", false, "print the tools as a JSON array")
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
+	}
+	if code, ok := sf.check(fs); !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		return fs.usageError("unexpected argument %q", pos[0])
+	}
+
+	sess, code, ok := sf.connect(ctx, e, e.stderr)
+	if !ok {
+		return code
+	}
+	defer sess.close()
+
+	tools, err := sess.client.ListTools(ctx, sf.callOptions())
+	if err != nil {
+		return sess.fail(ctx, e, "listing tools", err)
+	}
+	if *asJSON {
+		if tools == nil {
+			tools = []mcp.Tool{} // "[]", not "null"
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(tools); err != nil {
+			e.errorf("writing the tools: %v", err)
+			return exitTransport
+		}
+		return exitOK
+	}
+	for _, t := range tools {
+		// The server's words go to a terminal: keep them to one safe line.
+		fmt.Fprintf(e.stdout, "%s\t%s\n", printable(t.Name), printable(t.Description))
+	}
+	return exitOK
+}
