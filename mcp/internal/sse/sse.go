@@ -1,0 +1,148 @@
+// Package sse reads and writes Server-Sent Events (the text/event-stream
+// format of the HTML standard) as MCP's HTTP transports use them: each event
+// carries one JSON-RPC message, and an event can name its id (for
+// resumption) and a reconnection delay.
+package sse
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+)
+
+// ErrEventTooLarge is returned for an event whose data exceeds the reader's
+// limit.
+var ErrEventTooLarge = errors.New("sse: event too large")
+
+// Event is one dispatched event.
+type Event struct {
+	// Type is the event type; empty means "message".
+	Type string
+	// ID is the last event id seen on the stream, as the standard defines
+	// it: it persists across events until a new id field changes it.
+	ID string
+	// Data is the event's data, its lines joined by "\n".
+	Data []byte
+	// Retry is the reconnection delay the server asked for with this
+	// event, or zero.
+	Retry time.Duration
+}
+
+// Reader reads events from a stream.
+type Reader struct {
+	r      *bufio.Reader
+	max    int
+	lastID string
+}
+
+// NewReader returns a reader of events whose data is at most max bytes.
+func NewReader(r io.Reader, max int) *Reader {
+	return &Reader{r: bufio.NewReaderSize(r, 32<<10), max: max}
+}
+
+// Next returns the next event. Events with no data lines (such as a bare
+// priming "id:" event) are returned too, with nil Data, so a caller can
+// track the last event id and retry delay. It returns io.EOF at the end of
+// the stream; an event not terminated by a blank line is discarded, as the
+// standard says.
+func (r *Reader) Next() (Event, error) {
+	var ev Event
+	var data []byte
+	hasData, hasField := false, false
+	for {
+		line, err := r.readLine()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return Event{}, io.EOF
+			}
+			return Event{}, err
+		}
+		if len(line) == 0 {
+			if !hasField {
+				continue
+			}
+			ev.ID = r.lastID
+			if hasData {
+				ev.Data = data
+			}
+			return ev, nil
+		}
+		if line[0] == ':' {
+			continue // a comment, such as a keep-alive
+		}
+		name, value, found := bytes.Cut(line, []byte(":"))
+		if found && len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+		hasField = true
+		switch string(name) {
+		case "data":
+			if hasData {
+				data = append(data, '\n')
+			}
+			if len(data)+len(value) > r.max {
+				return Event{}, fmt.Errorf("%w: more than %d bytes", ErrEventTooLarge, r.max)
+			}
+			data = append(data, value...)
+			hasData = true
+		case "event":
+			ev.Type = string(value)
+		case "id":
+			if !bytes.ContainsRune(value, 0) {
+				r.lastID = string(value)
+			}
+		case "retry":
+			if ms, err := strconv.ParseUint(string(value), 10, 32); err == nil {
+				ev.Retry = time.Duration(ms) * time.Millisecond
+			}
+		}
+	}
+}
+
+// readLine returns one line without its terminator (LF or CRLF; a lone CR,
+// which no MCP server sends, is not taken as a line end). A line
+// longer than the data limit plus some slack is an error, so a hostile
+// stream cannot make the reader buffer without bound.
+func (r *Reader) readLine() ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.r.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > r.max+64 {
+			return nil, fmt.Errorf("%w: a line of more than %d bytes", ErrEventTooLarge, r.max)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil {
+			if len(line) > 0 && errors.Is(err, io.EOF) {
+				return nil, io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		break
+	}
+	line = bytes.TrimSuffix(line, []byte("\n"))
+	line = bytes.TrimSuffix(line, []byte("\r"))
+	return line, nil
+}
+
+// WriteEvent writes one event with the given id (if any) and data, which
+// must not contain a newline (JSON from encoding/json never does).
+func WriteEvent(w io.Writer, id string, data []byte) error {
+	var b bytes.Buffer
+	if id != "" {
+		b.WriteString("id: ")
+		b.WriteString(id)
+		b.WriteByte('\n')
+	}
+	b.WriteString("event: message\ndata: ")
+	b.Write(data)
+	b.WriteString("\n\n")
+	_, err := w.Write(b.Bytes())
+	return err
+}

@@ -1,0 +1,86 @@
+package sse
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"time"
+)
+
+func TestReader(t *testing.T) {
+	in := ": keep-alive\n\nid: 1\nretry: 500\ndata:\n\n" +
+		"event: message\ndata: {\"a\":1}\n\n" +
+		"data: line1\r\ndata:line2\r\n\r\n" +
+		"id: 7\ndata: x\n\n" +
+		"data: unterminated"
+	r := NewReader(iotest.OneByteReader(strings.NewReader(in)), 1024)
+	want := []Event{
+		{ID: "1", Retry: 500 * time.Millisecond, Data: []byte{}},
+		{Type: "message", ID: "1", Data: []byte(`{"a":1}`)},
+		{ID: "1", Data: []byte("line1\nline2")},
+		{ID: "7", Data: []byte("x")},
+	}
+	for i, w := range want {
+		ev, err := r.Next()
+		if err != nil {
+			t.Fatalf("event %d: %v", i, err)
+		}
+		if ev.Type != w.Type || ev.ID != w.ID || ev.Retry != w.Retry || !bytes.Equal(ev.Data, w.Data) {
+			t.Errorf("event %d = %+v (data %q), want %+v (data %q)", i, ev, ev.Data, w, w.Data)
+		}
+	}
+	if _, err := r.Next(); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("after the unterminated event: err = %v, want io.ErrUnexpectedEOF", err)
+	}
+}
+
+func TestReaderLimits(t *testing.T) {
+	r := NewReader(strings.NewReader("data: "+strings.Repeat("x", 100)+"\n\n"), 50)
+	if _, err := r.Next(); !errors.Is(err, ErrEventTooLarge) {
+		t.Errorf("oversized event: %v, want ErrEventTooLarge", err)
+	}
+	r = NewReader(strings.NewReader(strings.Repeat("data: 0123456789\n", 10)+"\n"), 50)
+	if _, err := r.Next(); !errors.Is(err, ErrEventTooLarge) {
+		t.Errorf("oversized multi-line event: %v, want ErrEventTooLarge", err)
+	}
+}
+
+func TestWriteEventRoundTrip(t *testing.T) {
+	var b bytes.Buffer
+	WriteEvent(&b, "3", []byte(`{"x":1}`))
+	WriteEvent(&b, "", []byte(`{"y":2}`))
+	r := NewReader(&b, 1024)
+	for _, want := range []string{`{"x":1}`, `{"y":2}`} {
+		ev, err := r.Next()
+		if err != nil || string(ev.Data) != want {
+			t.Fatalf("Next = %q, %v; want %s", ev.Data, err, want)
+		}
+	}
+	if _, err := r.Next(); !errors.Is(err, io.EOF) {
+		t.Errorf("end: %v", err)
+	}
+}
+
+func FuzzReader(f *testing.F) {
+	f.Add([]byte("id: 1\ndata: {}\n\n"), 16)
+	f.Add([]byte("data: a\r\ndata: b\r\n\r\n"), 4)
+	f.Fuzz(func(t *testing.T, data []byte, max int) {
+		if max <= 0 || max > 1<<16 {
+			return
+		}
+		r := NewReader(bytes.NewReader(data), max)
+		for range len(data) + 2 {
+			ev, err := r.Next()
+			if err != nil {
+				return
+			}
+			if len(ev.Data) > max {
+				t.Fatalf("event data of %d bytes exceeds %d", len(ev.Data), max)
+			}
+		}
+		t.Fatal("reader did not end")
+	})
+}

@@ -1,0 +1,281 @@
+package mcptest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/andonhq/andon/mcp/internal/jsonrpc"
+)
+
+func toolList() []map[string]any {
+	obj := func(props string) json.RawMessage {
+		return json.RawMessage(`{"type":"object","properties":{` + props + `}}`)
+	}
+	ro := map[string]any{"readOnlyHint": true}
+	return []map[string]any{
+		{"name": "echo", "description": "Returns its text.", "inputSchema": obj(`"text":{"type":"string"}`), "annotations": ro},
+		{"name": "slow", "description": "Sleeps ms milliseconds, honouring cancellation.", "inputSchema": obj(`"ms":{"type":"integer"}`)},
+		{"name": "stubborn", "description": "Sleeps ms milliseconds, ignoring cancellation.", "inputSchema": obj(`"ms":{"type":"integer"}`)},
+		{"name": "progress", "description": "Reports count progress steps.", "inputSchema": obj(`"count":{"type":"integer"},"interval_ms":{"type":"integer"}`)},
+		{"name": "late", "description": "Answers after it is cancelled.", "inputSchema": obj(`"ms":{"type":"integer"}`)},
+		{"name": "fail", "description": "Fails with isError.", "inputSchema": obj(`"message":{"type":"string"}`)},
+		{"name": "big", "description": "Returns a large text.", "inputSchema": obj(`"bytes":{"type":"integer"}`)},
+		{"name": "ask", "description": "Asks the client for its roots.", "inputSchema": obj(``)},
+		{"name": "crash", "description": "Ends the connection mid-call.", "inputSchema": obj(``)},
+		{"name": "garbage", "description": "Writes a non-JSON line, then answers.", "inputSchema": obj(``)},
+		{"name": "split", "description": "Writes its answer in two pieces.", "inputSchema": obj(``)},
+		{"name": "unknown_id", "description": "Answers an id never sent, then answers.", "inputSchema": obj(``)},
+		{"name": "bad_result", "description": "Answers with a malformed result.", "inputSchema": obj(``)},
+		{"name": "stderr", "description": "Writes noise to stderr.", "inputSchema": obj(`"lines":{"type":"integer"}`)},
+	}
+}
+
+// toolArgs are every tool's arguments, merged.
+type toolArgs struct {
+	Text       string `json:"text"`
+	Message    string `json:"message"`
+	MS         *int   `json:"ms"`
+	Count      *int   `json:"count"`
+	IntervalMS *int   `json:"interval_ms"`
+	Bytes      *int   `json:"bytes"`
+	Lines      *int   `json:"lines"`
+}
+
+func intOr(p *int, def int) int {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+func (c *serverConn) startTool(ctx context.Context, m *jsonrpc.Message, base baseParams, modern bool, out outbox) {
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	json.Unmarshal(m.Params, &p)
+	var args toolArgs
+	if len(p.Arguments) > 0 {
+		if err := json.Unmarshal(p.Arguments, &args); err != nil {
+			reply(out, m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "arguments: " + err.Error()})
+			return
+		}
+	}
+	known := false
+	for _, t := range toolList() {
+		known = known || t["name"] == p.Name
+	}
+	if !known {
+		reply(out, m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Unknown tool: " + p.Name})
+		return
+	}
+	key := idKey(m.ID)
+	tctx, cancel := context.WithCancelCause(ctx)
+	c.mu.Lock()
+	c.inflight[key] = cancel
+	c.mu.Unlock()
+	c.handlers.Add(1)
+	go func() {
+		defer c.handlers.Done()
+		defer func() {
+			c.mu.Lock()
+			delete(c.inflight, key)
+			c.mu.Unlock()
+			cancel(nil)
+		}()
+		t := &toolCall{c: c, out: out, ctx: tctx, id: m.ID, key: key, name: p.Name, args: args, base: base, modern: modern}
+		c.s.rec.add(Record{Kind: ToolStarted, Tool: p.Name, ID: key})
+		t.run()
+	}()
+}
+
+// toolCall is one running tool handler.
+type toolCall struct {
+	c      *serverConn
+	out    outbox
+	ctx    context.Context
+	id     jsonrpc.ID
+	key    string
+	name   string
+	args   toolArgs
+	base   baseParams
+	modern bool
+}
+
+func (t *toolCall) text(s string) map[string]any {
+	res := map[string]any{"content": []map[string]any{{"type": "text", "text": s}}}
+	if t.modern {
+		res["resultType"] = "complete"
+	}
+	return res
+}
+
+func (t *toolCall) finish(result map[string]any) {
+	if err := reply(t.out, t.id, result, nil); err == nil {
+		t.c.s.rec.add(Record{Kind: ToolFinished, Tool: t.name, ID: t.key})
+	}
+}
+
+// cancelled records that the handler saw the cancellation and sends nothing.
+func (t *toolCall) cancelled() {
+	reason := ""
+	if cause := context.Cause(t.ctx); cause != nil {
+		reason = cause.Error()
+	}
+	t.c.s.rec.add(Record{Kind: ToolCancelled, Tool: t.name, ID: t.key, Reason: reason})
+}
+
+func (t *toolCall) progress(n, total float64, msg string) {
+	if t.base.Meta.ProgressToken == nil {
+		return
+	}
+	params, _ := json.Marshal(map[string]any{"progressToken": t.base.Meta.ProgressToken, "progress": n, "total": total, "message": msg})
+	t.out.write(&jsonrpc.Message{Method: "notifications/progress", Params: params})
+}
+
+// sleep waits d or until cancelled; it reports whether d passed.
+func (t *toolCall) sleep(d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-t.ctx.Done():
+		return false
+	}
+}
+
+func (t *toolCall) run() {
+	a := t.args
+	switch t.name {
+	case "echo":
+		res := t.text(a.Text)
+		res["structuredContent"] = map[string]any{"text": a.Text}
+		t.finish(res)
+	case "slow":
+		t.progress(0, 1, "started")
+		if !t.sleep(time.Duration(intOr(a.MS, 10000)) * time.Millisecond) {
+			t.cancelled()
+			return
+		}
+		t.finish(t.text(fmt.Sprintf("slept %dms", intOr(a.MS, 10000))))
+	case "stubborn":
+		time.Sleep(time.Duration(intOr(a.MS, 1000)) * time.Millisecond)
+		t.finish(t.text("stubborn done"))
+	case "progress":
+		count := intOr(a.Count, 3)
+		for i := 1; i <= count; i++ {
+			if !t.sleep(time.Duration(intOr(a.IntervalMS, 10)) * time.Millisecond) {
+				t.cancelled()
+				return
+			}
+			t.progress(float64(i), float64(count), fmt.Sprintf("step %d of %d", i, count))
+		}
+		t.finish(t.text("progress done"))
+	case "late":
+		t.progress(0, 1, "started")
+		if t.sleep(time.Duration(intOr(a.MS, 10000)) * time.Millisecond) {
+			t.finish(t.text("late: never cancelled"))
+			return
+		}
+		t.cancelled()
+		t.progress(1, 1, "late progress")
+		t.c.s.rec.add(Record{Kind: LateReply, Tool: t.name, ID: t.key})
+		reply(t.out, t.id, t.text("late result"), nil)
+	case "fail":
+		res := t.text(cmpOr(a.Message, "the tool failed"))
+		res["isError"] = true
+		t.finish(res)
+	case "big":
+		t.finish(t.text(strings.Repeat("x", intOr(a.Bytes, 1<<20))))
+	case "ask":
+		t.ask()
+	case "crash":
+		t.c.cancel(errCrash)
+	case "garbage":
+		t.out.writeRaw([]byte("this is not JSON\n"))
+		t.finish(t.text("after garbage"))
+	case "split":
+		data, _ := jsonrpc.Encode(&jsonrpc.Message{ID: t.id, Result: mustJSON(t.text("split answer"))})
+		data = append(data, '\n')
+		half := len(data) / 2
+		t.out.writeRaw(data[:half], data[half:])
+		t.c.s.rec.add(Record{Kind: ToolFinished, Tool: t.name, ID: t.key})
+	case "unknown_id":
+		t.out.write(&jsonrpc.Message{ID: jsonrpc.Int(987654321), Result: mustJSON(t.text("for nobody"))})
+		t.finish(t.text("known id"))
+	case "bad_result":
+		t.out.write(&jsonrpc.Message{ID: t.id, Result: json.RawMessage(`{"content":"not a list"}`)})
+	case "stderr":
+		for i := range intOr(a.Lines, 3) {
+			fmt.Fprintf(t.c.s.opts.Stderr, "mcptest: stderr noise line %d\n", i+1)
+		}
+		t.finish(t.text("wrote to stderr"))
+	}
+}
+
+// ask gets the client's roots: by a server→client request on handshake-era
+// revisions, by an input_required round trip on 2026-07-28.
+func (t *toolCall) ask() {
+	if t.modern {
+		if roots, ok := t.base.InputResponses["roots"]; ok {
+			if t.base.RequestState != askState {
+				res := t.text("requestState was not echoed")
+				res["isError"] = true
+				t.finish(res)
+				return
+			}
+			t.finish(t.text("roots: " + string(roots)))
+			return
+		}
+		t.finish(map[string]any{
+			"resultType":    "input_required",
+			"inputRequests": map[string]any{"roots": map[string]any{"method": "roots/list"}},
+			"requestState":  askState,
+		})
+		return
+	}
+	ch := make(chan *jsonrpc.Message, 1)
+	t.c.mu.Lock()
+	t.c.nextID++
+	id := jsonrpc.String("mcptest-" + strconv.Itoa(t.c.nextID))
+	if t.c.pending == nil {
+		t.c.pending = map[string]chan *jsonrpc.Message{}
+	}
+	t.c.pending[idKey(id)] = ch
+	t.c.mu.Unlock()
+	t.out.write(&jsonrpc.Message{ID: id, Method: "roots/list", Params: json.RawMessage(`{}`)})
+	select {
+	case resp := <-ch:
+		if resp.Error != nil {
+			res := t.text("roots/list failed: " + resp.Error.Message)
+			res["isError"] = true
+			t.finish(res)
+			return
+		}
+		t.finish(t.text("roots: " + string(resp.Result)))
+	case <-t.ctx.Done():
+		t.cancelled()
+	}
+}
+
+const askState = "mcptest-state-1"
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
