@@ -295,7 +295,7 @@ func (c *Client) abandon(cl *call, sent bool) {
 		return
 	}
 	c.goBackground(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), cancelNotifyTimeout)
+		ctx, cancel := context.WithTimeout(c.bgCtx, cancelNotifyTimeout)
 		defer cancel()
 		c.sendCancelled(ctx, cl.id, "request cancelled by the client")
 	})

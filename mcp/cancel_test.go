@@ -404,3 +404,22 @@ func TestCase31_CancellationLogsNoWarning(t *testing.T) {
 		}
 	})
 }
+
+// A caller that closes the client right after a call was interrupted (as a
+// CLI does on Ctrl-C) still gets the cancellation to the server: Close lets
+// the notification on its way go out first. (Found in andon call.)
+func TestCancellationSurvivesAnImmediateClose(t *testing.T) {
+	for i := range 10 {
+		run(t, []mode{inproc2026, stdio2025}, func(t *testing.T, b *testBundle) {
+			_, err := b.client.CallTool(context.Background(), "slow", map[string]any{"ms": 30000}, &mcp.CallOptions{Timeout: time.Duration(10+i) * time.Millisecond})
+			if !errors.Is(err, mcp.ErrTimeout) {
+				t.Fatalf("CallTool = %v", err)
+			}
+			b.client.Close()
+			b.waitFor("notifications/cancelled", isReceived("notifications/cancelled"))
+			if got, want := b.cancelledIDs(), b.toolCallIDs(); !slices.Equal(got, want) {
+				t.Errorf("cancelled ids %v, want %v", got, want)
+			}
+		})
+	}
+}

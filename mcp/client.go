@@ -92,7 +92,13 @@ type Client struct {
 	serving  map[string]context.CancelFunc // server requests being answered
 	closed   chan struct{}
 	closeErr error // why the client is closed; set before closed is closed
-	bg       sync.WaitGroup
+
+	// bg counts the goroutines the client starts (cancellation
+	// notifications, answers to server requests); bgCtx ends them once the
+	// client is closed.
+	bg             sync.WaitGroup
+	bgCtx          context.Context
+	stopBackground context.CancelFunc
 }
 
 var errClientClosed = errors.New("client closed")
@@ -103,7 +109,7 @@ var errClientClosed = errors.New("client closed")
 // no effect once Connect has returned. A nil opts is the zero ClientOptions.
 func Connect(ctx context.Context, t Transport, opts *ClientOptions) (*Client, error) {
 	c := newClient(opts)
-	conn, err := t.connect(ctx, connConfig{maxMessageSize: c.opts.MaxMessageSize, logger: c.logger, receiver: c})
+	conn, err := t.connect(ctx, connConfig{pinned: c.opts.ProtocolVersion, maxMessageSize: c.opts.MaxMessageSize, logger: c.logger, receiver: c})
 	if err != nil {
 		return nil, fmt.Errorf("mcp: connecting: %w", err)
 	}
@@ -123,6 +129,7 @@ func newClient(opts *ClientOptions) *Client {
 		serving:  make(map[string]context.CancelFunc),
 		closed:   make(chan struct{}),
 	}
+	c.bgCtx, c.stopBackground = context.WithCancel(context.Background())
 	if opts != nil {
 		c.opts = *opts
 		c.opts.Roots = append([]Root(nil), opts.Roots...)
@@ -181,7 +188,11 @@ func (c *Client) Close() error {
 	}
 	c.mu.Unlock()
 	if first && c.conn != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), flushGrace)
+		// Cancellations already on their way (a call interrupted just
+		// before Close) go out before the connection closes, within a
+		// bound; a caller that cancels and then closes must not lose them.
+		waitBounded(&c.bg, flushGrace)
+		ctx, cancel := context.WithTimeout(c.bgCtx, flushGrace)
 		for _, cl := range inFlight {
 			c.conn.abandon(jsonrpc.Int(cl.id))
 			if !cl.handshake && c.conn.notifiesCancel(c.info.ProtocolVersion) {
@@ -194,8 +205,24 @@ func (c *Client) Close() error {
 	if c.conn != nil {
 		err = c.conn.close()
 	}
+	c.stopBackground()
 	c.bg.Wait()
 	return err
+}
+
+// waitBounded waits for wg, or for d, whichever comes first.
+func waitBounded(wg *sync.WaitGroup, d time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }
 
 // receive handles a message from the server. It runs on the connection's
@@ -223,6 +250,14 @@ func (c *Client) receiveResponse(m *jsonrpc.Message) {
 		return
 	}
 	cl.reply <- reply{msg: m}
+}
+
+func (c *Client) fail(id jsonrpc.ID, err error) {
+	if cl := c.takeCall(id); cl != nil {
+		cl.reply <- reply{err: err}
+		return
+	}
+	c.logger.Debug("mcp: dropping a failure of a request no longer in flight", "id", id.String(), "error", err)
 }
 
 func (c *Client) receiveInvalid(de *jsonrpc.DecodeError) {

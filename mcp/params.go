@@ -101,7 +101,7 @@ func moduleVersion() string {
 				return d.Version
 			}
 		}
-		if bi.Main.Path == "github.com/andonhq/andon" && bi.Main.Version != "" {
+		if bi.Main.Path == "github.com/andonhq/andon" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 			return bi.Main.Version
 		}
 	}
