@@ -28,6 +28,7 @@ func (s *scriptedConn) start()                     {}
 func (s *scriptedConn) abandon(jsonrpc.ID)         {}
 func (s *scriptedConn) notifiesCancel(string) bool { return true }
 func (s *scriptedConn) close() error               { return nil }
+func (s *scriptedConn) negotiated(string)          {}
 
 func (s *scriptedConn) send(ctx context.Context, m *jsonrpc.Message) error {
 	s.mu.Lock()

@@ -63,6 +63,7 @@ func (c *Client) discover(ctx context.Context) (modern bool, fallback string, er
 	switch {
 	case err == nil:
 		if slices.Contains(res.SupportedVersions, Version20260728) {
+			c.conn.negotiated(Version20260728)
 			c.info = ServerInfo{
 				ProtocolVersion: Version20260728,
 				Implementation:  res.Meta.ServerInfo,
@@ -116,6 +117,7 @@ func (c *Client) initialize(ctx context.Context, version string) error {
 	case c.opts.ProtocolVersion != "" && res.ProtocolVersion != c.opts.ProtocolVersion:
 		return fmt.Errorf("%w: pinned %s, server chose %s", ErrUnsupportedVersion, c.opts.ProtocolVersion, res.ProtocolVersion)
 	}
+	c.conn.negotiated(res.ProtocolVersion)
 	c.info = ServerInfo{
 		ProtocolVersion: res.ProtocolVersion,
 		Implementation:  res.ServerInfo,

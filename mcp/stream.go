@@ -211,6 +211,8 @@ func (c *streamConn) abandon(jsonrpc.ID) {}
 
 func (c *streamConn) notifiesCancel(string) bool { return true }
 
+func (c *streamConn) negotiated(string) {}
+
 func (c *streamConn) close() error {
 	c.closeOnce.Do(func() {
 		close(c.quit)

@@ -20,6 +20,7 @@ type Transport interface {
 
 // connConfig is what a transport needs from the client.
 type connConfig struct {
+	pinned         string // ClientOptions.ProtocolVersion
 	maxMessageSize int
 	logger         *slog.Logger
 	receiver       receiver
@@ -33,6 +34,9 @@ type receiver interface {
 	// receiveInvalid handles a frame that is not a valid message. err.ID
 	// is set when the frame's id could be read.
 	receiveInvalid(err *jsonrpc.DecodeError)
+	// fail ends the request id with err: the transport could not deliver
+	// it or its response (an HTTP error status, a broken response stream).
+	fail(id jsonrpc.ID, err error)
 	// lost is called once, when the connection fails or ends. err says why.
 	lost(err error)
 }
@@ -55,6 +59,10 @@ type conn interface {
 	// is cancelled by sending notifications/cancelled (stdio, legacy HTTP)
 	// rather than only by abandoning its response stream (2026-07-28 HTTP).
 	notifiesCancel(version string) bool
+
+	// negotiated tells the connection the protocol revision the handshake
+	// settled on, before anything else is sent under it.
+	negotiated(version string)
 
 	// close ends the connection and releases its resources within a bounded
 	// time. It is safe to call more than once.

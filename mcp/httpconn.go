@@ -1,0 +1,453 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/andonhq/andon/mcp/internal/jsonrpc"
+	"github.com/andonhq/andon/mcp/internal/sse"
+)
+
+// httpConn is a connection over HTTP. Each request is a POST whose
+// response (JSON or an event stream) is read on its own goroutine, under a
+// context of its own, so that abandoning the request closes exactly its
+// stream. In HTTP+SSE mode (2024-11-05) responses come on one long GET
+// stream instead.
+type httpConn struct {
+	url          *url.URL
+	client       *http.Client
+	header       http.Header
+	closeTimeout time.Duration
+	cfg          connConfig
+
+	ctx    context.Context // the connection's life; never a caller's
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu        sync.Mutex
+	version   string // negotiated revision, once known
+	sessionID string
+	legacySSE *legacySSE                        // set in HTTP+SSE mode
+	streams   map[jsonrpc.ID]context.CancelFunc // response streams in flight
+	closed    bool
+}
+
+func newHTTPConn(u *url.URL, client *http.Client, header http.Header, closeTimeout time.Duration, cfg connConfig) *httpConn {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &httpConn{
+		url: u, client: client, header: header, closeTimeout: closeTimeout, cfg: cfg,
+		ctx: ctx, cancel: cancel,
+		streams: make(map[jsonrpc.ID]context.CancelFunc),
+	}
+}
+
+func (c *httpConn) start() {}
+
+func (c *httpConn) negotiated(version string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.version = version
+}
+
+// notifiesCancel: on 2026-07-28 closing the response stream is the whole
+// signal, and a notification would be rejected by a conformant server
+// (go-sdk's client sends one and loses the session to the 400).
+func (c *httpConn) notifiesCancel(version string) bool { return !isModern(version) }
+
+func (c *httpConn) abandon(id jsonrpc.ID) {
+	c.mu.Lock()
+	cancel := c.streams[id]
+	delete(c.streams, id)
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+func (c *httpConn) send(ctx context.Context, m *jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%w: %w", errNotSent, err)
+	}
+	c.mu.Lock()
+	closed, legacy := c.closed, c.legacySSE
+	c.mu.Unlock()
+	if closed {
+		return fmt.Errorf("%w: %w", errNotSent, ErrClosed)
+	}
+	body, err := jsonrpc.Encode(m)
+	if err != nil {
+		return fmt.Errorf("%w: encoding: %w", errNotSent, err)
+	}
+	if legacy == nil && m.Method == "initialize" && c.cfg.pinned == Version20241105 {
+		// Pinned to the HTTP+SSE generation: no Streamable HTTP attempt.
+		if legacy, err = c.openLegacySSE(ctx); err != nil {
+			return fmt.Errorf("%w: %w", errNotSent, err)
+		}
+	}
+	if legacy != nil {
+		return legacy.post(ctx, m, body)
+	}
+	if !m.IsRequest() {
+		return c.postMessage(ctx, m, body)
+	}
+	// A request: its exchange runs on its own goroutine under a context
+	// that only abandon and close end, never the caller's.
+	reqCtx, cancel := context.WithCancel(c.ctx)
+	c.mu.Lock()
+	c.streams[m.ID] = cancel
+	c.mu.Unlock()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer c.abandon(m.ID)
+		c.exchange(reqCtx, m, body)
+	}()
+	return nil
+}
+
+// postMessage POSTs a notification or a response. Its reply is discarded
+// unread: it can never be mistaken for another request's response.
+func (c *httpConn) postMessage(ctx context.Context, m *jsonrpc.Message, body []byte) error {
+	resp, err := c.post(ctx, m, body)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return &HTTPError{Method: m.Method, StatusCode: resp.StatusCode, Status: resp.Status}
+	}
+	return nil
+}
+
+// exchange POSTs a request and delivers what comes back: a JSON response,
+// or an event stream of notifications, server requests and the response.
+func (c *httpConn) exchange(ctx context.Context, m *jsonrpc.Message, body []byte) {
+	resp, err := c.post(ctx, m, body)
+	if err != nil {
+		c.failRequest(ctx, m, err)
+		return
+	}
+	defer resp.Body.Close()
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" && m.Method == "initialize" {
+		c.mu.Lock()
+		c.sessionID = sid
+		c.mu.Unlock()
+	}
+	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case resp.StatusCode == http.StatusNotFound && c.session() != "":
+		c.cfg.receiver.lost(ErrSessionExpired)
+		c.failRequest(ctx, m, ErrSessionExpired)
+	case m.Method == "initialize" && isRefusal(resp.StatusCode) && mediaType != "application/json":
+		// Not a Streamable HTTP server: perhaps HTTP+SSE (2024-11-05).
+		c.fallBackToLegacySSE(ctx, m, body, resp)
+	case mediaType == "text/event-stream" && resp.StatusCode == http.StatusOK:
+		c.readStream(ctx, m, resp)
+	case mediaType == "application/json":
+		c.readJSON(ctx, m, resp)
+	default:
+		c.failRequest(ctx, m, &HTTPError{Method: m.Method, StatusCode: resp.StatusCode, Status: resp.Status})
+	}
+}
+
+// isRefusal reports a status with which a server that does not speak
+// Streamable HTTP refuses a POST.
+func isRefusal(status int) bool {
+	return status == http.StatusBadRequest || status == http.StatusNotFound || status == http.StatusMethodNotAllowed
+}
+
+func (c *httpConn) session() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessionID
+}
+
+// readJSON delivers a JSON body: the response, or an error response for
+// the request even when the server could not read its id.
+func (c *httpConn) readJSON(ctx context.Context, m *jsonrpc.Message, resp *http.Response) {
+	data, err := io.ReadAll(io.LimitReader(resp.Body, int64(c.cfg.maxMessageSize)+1))
+	if err != nil {
+		c.failRequest(ctx, m, fmt.Errorf("%w: reading the response: %w", ErrClosed, err))
+		return
+	}
+	if len(data) > c.cfg.maxMessageSize {
+		c.failRequest(ctx, m, &ProtocolError{Reason: fmt.Sprintf("%s: response larger than %d bytes", m.Method, c.cfg.maxMessageSize)})
+		return
+	}
+	reply, err := jsonrpc.Decode(data)
+	switch {
+	case err != nil && resp.StatusCode/100 != 2:
+		c.failRequest(ctx, m, &HTTPError{Method: m.Method, StatusCode: resp.StatusCode, Status: resp.Status})
+	case err != nil:
+		c.failRequest(ctx, m, &ProtocolError{Reason: m.Method + ": " + err.Error()})
+	case reply.IsResponse() && !reply.ID.IsValid():
+		reply.ID = m.ID // an error the server could not attach to our id
+		c.deliver(ctx, reply)
+	case reply.IsResponse() && reply.ID != m.ID:
+		c.failRequest(ctx, m, &ProtocolError{Reason: fmt.Sprintf("%s: response for id %s, want %s", m.Method, reply.ID, m.ID)})
+	default:
+		c.deliver(ctx, reply)
+	}
+}
+
+// maxResumes bounds how often one request's event stream is resumed.
+const maxResumes = 5
+
+// readStream delivers the events of a response stream until the response to
+// m arrives. A handshake-era server may end the stream early after a
+// priming event id; the stream is then resumed with GET and Last-Event-ID
+// after the delay the server asked for. 2026-07-28 has no resumption: a
+// broken stream loses the request.
+func (c *httpConn) readStream(ctx context.Context, m *jsonrpc.Message, resp *http.Response) {
+	body := resp.Body
+	retry := time.Second
+	for resumes := 0; ; resumes++ {
+		done, lastID, delay, err := c.readEvents(ctx, m, body)
+		if done || ctx.Err() != nil {
+			return
+		}
+		if delay > 0 {
+			retry = delay
+		}
+		if lastID == "" || isModern(c.protocolVersion()) || resumes == maxResumes {
+			if err == nil {
+				err = errors.New("response stream ended before the response")
+			}
+			c.failRequest(ctx, m, fmt.Errorf("%w: %s: %w", ErrClosed, m.Method, err))
+			return
+		}
+		t := time.NewTimer(retry)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		next, err := c.resume(ctx, lastID)
+		if err != nil {
+			c.failRequest(ctx, m, fmt.Errorf("%w: %s: resuming the response stream: %w", ErrClosed, m.Method, err))
+			return
+		}
+		defer next.Close()
+		body = next
+	}
+}
+
+// readEvents reads one stream body. done reports that the response to m
+// arrived (or the stream broke the protocol, which fails m).
+func (c *httpConn) readEvents(ctx context.Context, m *jsonrpc.Message, body io.Reader) (done bool, lastID string, retry time.Duration, err error) {
+	events := sse.NewReader(body, c.cfg.maxMessageSize)
+	for {
+		ev, err := events.Next()
+		if err != nil {
+			if errors.Is(err, sse.ErrEventTooLarge) {
+				c.failRequest(ctx, m, &ProtocolError{Reason: m.Method + ": " + err.Error()})
+				return true, "", 0, nil
+			}
+			if errors.Is(err, io.EOF) {
+				err = nil
+			}
+			return false, lastID, retry, err
+		}
+		lastID = ev.ID
+		if ev.Retry > 0 {
+			retry = ev.Retry
+		}
+		if len(ev.Data) == 0 || (ev.Type != "" && ev.Type != "message") {
+			continue
+		}
+		msg, err := jsonrpc.Decode(ev.Data)
+		if err != nil {
+			var de *jsonrpc.DecodeError
+			errors.As(err, &de)
+			c.cfg.receiver.receiveInvalid(de)
+			if de.ID == m.ID {
+				return true, "", 0, nil
+			}
+			continue
+		}
+		c.deliver(ctx, msg)
+		if msg.IsResponse() && msg.ID == m.ID {
+			return true, "", 0, nil
+		}
+	}
+}
+
+// resume reopens a handshake-era response stream with GET and Last-Event-ID.
+func (c *httpConn) resume(ctx context.Context, lastID string) (io.ReadCloser, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	c.setHeaders(req, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Last-Event-ID", lastID)
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return nil, c.transportError(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, fmt.Errorf("GET: HTTP %s", resp.Status)
+	}
+	return resp.Body, nil
+}
+
+// deliver hands a message to the client unless the request was abandoned:
+// nothing read from an abandoned stream reaches anyone.
+func (c *httpConn) deliver(ctx context.Context, m *jsonrpc.Message) {
+	if ctx.Err() != nil {
+		return
+	}
+	c.cfg.receiver.receive(m)
+}
+
+func (c *httpConn) failRequest(ctx context.Context, m *jsonrpc.Message, err error) {
+	if ctx.Err() != nil {
+		return // abandoned: the caller already has its error
+	}
+	c.cfg.receiver.fail(m.ID, err)
+}
+
+func (c *httpConn) protocolVersion() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.version
+}
+
+// post sends one message as a POST to the MCP endpoint.
+func (c *httpConn) post(ctx context.Context, m *jsonrpc.Message, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	c.setHeaders(req, m)
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return nil, c.transportError(err)
+	}
+	if resp.StatusCode/100 == 3 {
+		resp.Body.Close()
+		return nil, fmt.Errorf("mcp: %s: server answered with a redirect (HTTP %s), which is never followed", m.Method, resp.Status)
+	}
+	return resp, nil
+}
+
+// transportError strips the URL (which may carry a secret) from a client
+// error, keeping what went wrong.
+func (c *httpConn) transportError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if errors.Is(ue.Err, errRedirect) {
+			return fmt.Errorf("mcp: server answered with a redirect, which is never followed")
+		}
+		return fmt.Errorf("%w: %s %s: %w", ErrClosed, ue.Op, redactedURL(c.url), ue.Err)
+	}
+	return fmt.Errorf("%w: %w", ErrClosed, err)
+}
+
+// setHeaders sets the headers every MCP POST carries, and those the
+// negotiated revision adds.
+func (c *httpConn) setHeaders(req *http.Request, m *jsonrpc.Message) {
+	for k, v := range c.header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if m != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	c.mu.Lock()
+	version, session := c.version, c.sessionID
+	c.mu.Unlock()
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	if m == nil {
+		if version != "" && version >= Version20250618 {
+			req.Header.Set("MCP-Protocol-Version", version)
+		}
+		return
+	}
+	var p struct {
+		Meta struct {
+			ProtocolVersion string `json:"io.modelcontextprotocol/protocolVersion"`
+		} `json:"_meta"`
+		Name   string `json:"name"`
+		URI    string `json:"uri"`
+		TaskID string `json:"taskId"`
+	}
+	if len(m.Params) > 0 {
+		_ = json.Unmarshal(m.Params, &p)
+	}
+	if isModern(p.Meta.ProtocolVersion) {
+		version = p.Meta.ProtocolVersion
+	}
+	if version != "" && version >= Version20250618 {
+		req.Header.Set("MCP-Protocol-Version", version)
+	}
+	if !isModern(version) || !m.IsRequest() {
+		return
+	}
+	req.Header.Set("Mcp-Method", m.Method)
+	switch m.Method {
+	case "tools/call", "prompts/get":
+		req.Header.Set("Mcp-Name", headerValue(p.Name))
+	case "resources/read":
+		req.Header.Set("Mcp-Name", headerValue(p.URI))
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		req.Header.Set("Mcp-Name", headerValue(p.TaskID))
+	}
+}
+
+// headerValue encodes a value for an Mcp-* header: as is when it is plain
+// visible ASCII, else in the =?base64?…?= form the spec defines.
+func headerValue(v string) string {
+	plain := v == strings.TrimSpace(v) && !strings.HasPrefix(v, "=?base64?")
+	for i := 0; plain && i < len(v); i++ {
+		plain = v[i] >= 0x20 && v[i] < 0x7f
+	}
+	if plain {
+		return v
+	}
+	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(v)) + "?="
+}
+
+// close ends every stream, and the session with a bounded DELETE.
+func (c *httpConn) close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	session, legacy := c.sessionID, c.legacySSE
+	c.mu.Unlock()
+	c.cancel()
+	if session != "" && legacy == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), c.closeTimeout)
+		req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.url.String(), nil)
+		if err == nil {
+			c.setHeaders(req, nil)
+			if resp, err := c.client.Do(req); err == nil {
+				resp.Body.Close()
+			} else {
+				c.cfg.logger.Debug("mcp: ending the session failed", "error", c.transportError(err))
+			}
+		}
+		cancel()
+	}
+	c.wg.Wait()
+	c.cfg.receiver.lost(ErrClosed)
+	return nil
+}

@@ -1,0 +1,163 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/andonhq/andon/mcp/internal/jsonrpc"
+	"github.com/andonhq/andon/mcp/internal/sse"
+)
+
+// legacySSE is the HTTP+SSE transport of 2024-11-05: one GET event stream
+// carries everything the server sends, and the client POSTs its messages to
+// the endpoint the stream names first. There is no per-request stream to
+// close, so a call is cancelled by notification only.
+type legacySSE struct {
+	c        *httpConn
+	endpoint *url.URL
+}
+
+// fallBackToLegacySSE runs when a server refuses the Streamable HTTP
+// initialize: it opens the GET stream and, if the server names an endpoint
+// there, switches the connection to HTTP+SSE and re-sends initialize.
+func (c *httpConn) fallBackToLegacySSE(ctx context.Context, m *jsonrpc.Message, body []byte, refused *http.Response) {
+	refused.Body.Close()
+	l, err := c.openLegacySSE(ctx)
+	if err != nil {
+		c.failRequest(ctx, m, fmt.Errorf("%w (and not an HTTP+SSE server either: %w)",
+			&HTTPError{Method: m.Method, StatusCode: refused.StatusCode, Status: refused.Status}, err))
+		return
+	}
+	c.cfg.logger.Debug("mcp: server speaks HTTP+SSE (2024-11-05)", "endpoint", redactedURL(l.endpoint))
+	if err := l.post(ctx, m, body); err != nil {
+		c.failRequest(ctx, m, err)
+	}
+}
+
+// openLegacySSE opens the GET stream and waits, under ctx, for the endpoint
+// event. The stream itself lives as long as the connection.
+func (c *httpConn) openLegacySSE(ctx context.Context) (*legacySSE, error) {
+	req, err := http.NewRequestWithContext(c.ctx, http.MethodGet, c.url.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	c.setHeaders(req, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	type opened struct {
+		l   *legacySSE
+		r   *sse.Reader
+		err error
+	}
+	done := make(chan opened, 1)
+	var body io.ReadCloser
+	go func() {
+		resp, err := c.client.Do(req)
+		if err != nil {
+			done <- opened{err: c.transportError(err)}
+			return
+		}
+		body = resp.Body
+		mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		if resp.StatusCode != http.StatusOK || mediaType != "text/event-stream" {
+			resp.Body.Close()
+			done <- opened{err: fmt.Errorf("GET: HTTP %s, %s", resp.Status, mediaType)}
+			return
+		}
+		r := sse.NewReader(resp.Body, c.cfg.maxMessageSize)
+		ev, err := r.Next()
+		if err != nil || ev.Type != "endpoint" {
+			resp.Body.Close()
+			done <- opened{err: fmt.Errorf("the first event is not an endpoint (%v)", err)}
+			return
+		}
+		endpoint, err := c.url.Parse(strings.TrimSpace(string(ev.Data)))
+		if err != nil || endpoint.Scheme != c.url.Scheme || endpoint.Host != c.url.Host {
+			resp.Body.Close()
+			done <- opened{err: errors.New("the endpoint event names another origin; refusing to send there")}
+			return
+		}
+		done <- opened{l: &legacySSE{c: c, endpoint: endpoint}, r: r}
+	}()
+	var o opened
+	select {
+	case o = <-done:
+	case <-ctx.Done():
+		// Abandoned while connecting: the GET must not outlive the attempt.
+		go func() {
+			if o := <-done; o.err == nil {
+				body.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
+	if o.err != nil {
+		return nil, o.err
+	}
+	c.mu.Lock()
+	c.legacySSE = o.l
+	c.mu.Unlock()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer body.Close()
+		o.l.readStream(o.r)
+	}()
+	return o.l, nil
+}
+
+// readStream delivers every message event of the GET stream until it ends,
+// which ends the connection.
+func (l *legacySSE) readStream(r *sse.Reader) {
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			if l.c.ctx.Err() == nil {
+				if errors.Is(err, io.EOF) {
+					err = errors.New("server closed the event stream")
+				}
+				l.c.cfg.receiver.lost(err)
+			}
+			return
+		}
+		if len(ev.Data) == 0 || (ev.Type != "" && ev.Type != "message") {
+			continue
+		}
+		m, err := jsonrpc.Decode(ev.Data)
+		if err != nil {
+			var de *jsonrpc.DecodeError
+			errors.As(err, &de)
+			l.c.cfg.receiver.receiveInvalid(de)
+			continue
+		}
+		l.c.cfg.receiver.receive(m)
+	}
+}
+
+// post sends one message to the endpoint. The reply carries nothing (the
+// response, if any, comes on the stream) and is discarded unread.
+func (l *legacySSE) post(ctx context.Context, m *jsonrpc.Message, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.endpoint.String(), bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	l.c.setHeaders(req, m)
+	resp, err := l.c.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return l.c.transportError(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return &HTTPError{Method: m.Method, StatusCode: resp.StatusCode, Status: resp.Status}
+	}
+	return nil
+}
