@@ -1,0 +1,91 @@
+package audit
+
+import (
+	"strings"
+	"time"
+)
+
+// Action names what a row records. The values are part of the MAC and never
+// change meaning.
+type Action string
+
+// The actions egress writes, one row per call.
+const (
+	// ActionHTTPCall is a call that completed or failed, or was refused
+	// before anything was sent. A deadline is a failure, not a
+	// cancellation.
+	ActionHTTPCall Action = "http_call"
+	// ActionHTTPCallCancelled is a call whose context was cancelled after
+	// the request, credential included, was handed to the transport: treat
+	// the credential as having gone out.
+	ActionHTTPCallCancelled Action = "http_call_cancelled"
+	// ActionHTTPCallCancelledBeforeSend is a call whose context was
+	// cancelled before any secret was read: nothing egressed.
+	ActionHTTPCallCancelledBeforeSend Action = "http_call_cancelled_before_send"
+)
+
+// The actions the CLI writes when secrets change.
+const (
+	// ActionSecretSet records that a secret was stored or replaced.
+	ActionSecretSet Action = "secret_set"
+	// ActionSecretRemoved records that a secret was removed.
+	ActionSecretRemoved Action = "secret_removed"
+	// ActionKeyRotated records that the master key was rotated.
+	ActionKeyRotated Action = "key_rotated"
+)
+
+// Entry is what a caller records. It never holds a secret, a header value or
+// a query string: [Log.Record] drops anything after '?' or '#' in Path.
+type Entry struct {
+	// Time is when the call started. Zero means now.
+	Time time.Time
+	// Action says how the call ended.
+	Action Action
+	// Purpose says what the call was for (the egress client's purpose).
+	Purpose string
+	// RunID is the agent run the call was made for, or empty.
+	RunID string
+	// Method is the HTTP method.
+	Method string
+	// Host is the URL's host, with its port if the URL had one.
+	Host string
+	// Path is the URL's path, without query string or fragment.
+	Path string
+	// Status is the HTTP status code, or 0 if no response arrived.
+	Status int
+	// OK reports a completed call with a 2xx status.
+	OK bool
+	// Reason is a fixed literal saying why the call ended as it did. It is
+	// never built from upstream text.
+	Reason string
+	// Duration is how long the call took, to the end of its response body.
+	Duration time.Duration
+}
+
+// Row is an [Entry] as stored: numbered and chained.
+type Row struct {
+	// Seq numbers rows from 1 without gaps.
+	Seq int64
+	Entry
+	// MAC is HMAC-SHA256 over the row's fields and the previous row's MAC.
+	MAC []byte
+}
+
+// Head is the store's record of the chain's end, updated with every append.
+type Head struct {
+	// Seq is the last row's sequence number; 0 for an empty log.
+	Seq int64
+	// MAC is the last row's MAC; nil for an empty log.
+	MAC []byte
+	// Seal is an HMAC over Seq and MAC, so that the head cannot be moved
+	// back without the key.
+	Seal []byte
+}
+
+// cleanPath removes a query string and fragment.
+func cleanPath(p string) string {
+	if i := strings.IndexAny(p, "?#"); i >= 0 {
+		p = p[:i]
+	}
+	return p
+}
