@@ -12,7 +12,16 @@ import (
 // A hostile or broken server costs the affected call a clear error, or the
 // connection a clear error, never a panic or a hang.
 func TestBadInput(t *testing.T) {
-	run(t, allModes, func(t *testing.T, b *testBundle) {
+	// A JSON response body holding garbage fails its own call only.
+	run(t, []mode{http2026JSON, http2025JSON}, func(t *testing.T, b *testBundle) {
+		_, err := b.client.CallTool(context.Background(), "garbage", nil, nil)
+		var pe *mcp.ProtocolError
+		if !errors.As(err, &pe) {
+			t.Errorf("garbage = %v, want a ProtocolError", err)
+		}
+		b.mustCall("echo", map[string]any{"text": "next"})
+	})
+	run(t, progressModes, func(t *testing.T, b *testBundle) {
 		// A line that is not JSON is skipped with a warning.
 		if res := b.mustCall("garbage", nil); res.Text() != "after garbage" {
 			t.Errorf("garbage: got %q", res.Text())

@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -94,7 +93,7 @@ func TestCase03_TimeoutValidation(t *testing.T) {
 // deadline (a design decision: the spec says the sender SHOULD), and the
 // late reply is dropped.
 func TestCase04_DefaultTimeoutCancelsOnTheWire(t *testing.T) {
-	runWith(t, []mode{inproc2026, stdio2025}, func(o *setupOpts) {
+	runWith(t, []mode{inproc2026, stdio2025, http2026, http2025, http2024}, func(o *setupOpts) {
 		o.client.RequestTimeout = 100 * time.Millisecond
 	}, func(t *testing.T, b *testBundle) {
 		_, err := b.client.CallTool(context.Background(), "late", nil, nil)
@@ -102,25 +101,22 @@ func TestCase04_DefaultTimeoutCancelsOnTheWire(t *testing.T) {
 			t.Fatalf("CallTool = %v, want ErrTimeout and DeadlineExceeded", err)
 		}
 		b.waitFor("the late reply", isTool(mcptest.LateReply, "late"))
-		if got, want := b.cancelledIDs(), b.toolCallIDs(); !slices.Equal(got, want) {
-			t.Errorf("cancelled ids %v, want %v", got, want)
-		}
+		b.assertCancelledOnTheWire(b.toolCallIDs()[0])
 		if res := b.mustCall("echo", map[string]any{"text": "own"}); res.Text() != "own" {
 			t.Errorf("next call got %q, want its own result", res.Text())
 		}
 	})
 }
 
-// Case 6: cancelling while waiting (here from the progress callback) returns
-// at once, sends exactly one notifications/cancelled naming the call, with a
-// reason, and the server's handler stops.
+// Case 6: cancelling while waiting returns at once, tells the server as
+// the transport requires (one notifications/cancelled naming the call, with
+// a reason; or the response stream closed), and the server's handler stops.
 func TestCase06_CancelWhileWaiting(t *testing.T) {
 	run(t, allModes, func(t *testing.T, b *testBundle) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		_, err := b.client.CallTool(ctx, "slow", map[string]any{"ms": 30000}, &mcp.CallOptions{
-			OnProgress: func(mcp.Progress) { cancel() },
-		})
+		b.cancelWhenStarted("slow", 1, cancel)
+		_, err := b.client.CallTool(ctx, "slow", map[string]any{"ms": 30000}, nil)
 		if !errors.Is(err, mcp.ErrCancelled) || !errors.Is(err, context.Canceled) {
 			t.Fatalf("CallTool = %v, want ErrCancelled and context.Canceled", err)
 		}
@@ -128,14 +124,8 @@ func TestCase06_CancelWhileWaiting(t *testing.T) {
 			t.Errorf("a cancellation must not match ErrTimeout: %v", err)
 		}
 		b.waitFor("the handler's cancellation", isTool(mcptest.ToolCancelled, "slow"))
-		notes := b.received("notifications/cancelled")
-		if len(notes) != 1 {
-			t.Fatalf("server received %d notifications/cancelled, want 1", len(notes))
-		}
-		if got, want := string(field(t, notes[0].Params, "requestId")), b.toolCallIDs()[0]; got != want {
-			t.Errorf("requestId = %s, want %s", got, want)
-		}
-		if len(field(t, notes[0].Params, "reason")) == 0 {
+		b.assertCancelledOnTheWire(b.toolCallIDs()[0])
+		if notes := b.received("notifications/cancelled"); len(notes) == 1 && len(field(t, notes[0].Params, "reason")) == 0 {
 			t.Errorf("notification has no reason: %s", notes[0].Params)
 		}
 	})
@@ -153,9 +143,7 @@ func TestCase07_PerCallDeadline(t *testing.T) {
 			t.Errorf("a timeout must not match ErrCancelled: %v", err)
 		}
 		b.waitFor("the handler's cancellation", isTool(mcptest.ToolCancelled, "slow"))
-		if got, want := b.cancelledIDs(), b.toolCallIDs(); !slices.Equal(got, want) {
-			t.Errorf("cancelled ids %v, want %v", got, want)
-		}
+		b.assertCancelledOnTheWire(b.toolCallIDs()[0])
 	})
 }
 
@@ -202,7 +190,7 @@ func TestCase09_CancellationWinsOverDeadline(t *testing.T) {
 // per-request _meta envelope (go-sdk#1212: without it a conformant server
 // rejects it). Handshake-era revisions send none.
 func TestCase10_ModernCancellationCarriesMetaEnvelope(t *testing.T) {
-	run(t, []mode{inproc2026, stdio2026, stdio2025}, func(t *testing.T, b *testBundle) {
+	run(t, []mode{inproc2026, stdio2026, stdio2025, http2025, http2024}, func(t *testing.T, b *testBundle) {
 		_, err := b.client.CallTool(context.Background(), "slow", map[string]any{"ms": 30000}, &mcp.CallOptions{Timeout: 20 * time.Millisecond})
 		if !errors.Is(err, mcp.ErrTimeout) {
 			t.Fatalf("CallTool = %v, want ErrTimeout", err)
@@ -231,7 +219,8 @@ func TestCase10_ModernCancellationCarriesMetaEnvelope(t *testing.T) {
 // are dropped; the next call gets its own reply, and its progress callback
 // never sees the stale update.
 func TestCase20_LateReplyAndLateProgressAreDropped(t *testing.T) {
-	run(t, allModes, func(t *testing.T, b *testBundle) {
+	// JSON responses carry no progress, so the JSON modes cannot take part.
+	run(t, []mode{inproc2026, inproc2025, inproc2024, stdio2026, stdio2025, stdio2024, http2026, http2025, http2024}, func(t *testing.T, b *testBundle) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		var stale []mcp.Progress
@@ -265,7 +254,7 @@ func TestCase20_LateReplyAndLateProgressAreDropped(t *testing.T) {
 // ordered, so a notification sent by mistake would reach the server before
 // the next call does.
 func TestCase22_CancelAfterCompletionSendsNothing(t *testing.T) {
-	run(t, []mode{inproc2026, stdio2025}, func(t *testing.T, b *testBundle) {
+	run(t, []mode{inproc2026, stdio2025, http2026, http2025, http2024}, func(t *testing.T, b *testBundle) {
 		ctx, cancel := context.WithCancel(context.Background())
 		if _, err := b.client.CallTool(ctx, "echo", map[string]any{"text": "done"}, nil); err != nil {
 			t.Fatal(err)
@@ -281,7 +270,7 @@ func TestCase22_CancelAfterCompletionSendsNothing(t *testing.T) {
 // Case 23: a context that was cancelled for one call is refused before
 // sending when reused.
 func TestCase23_ReusedCancelledContextIsRefused(t *testing.T) {
-	run(t, []mode{inproc2025, stdio2026}, func(t *testing.T, b *testBundle) {
+	run(t, []mode{inproc2025, stdio2026, http2026, http2024}, func(t *testing.T, b *testBundle) {
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() {
 			b.waitFor("slow to start", isTool(mcptest.ToolStarted, "slow"))
@@ -306,8 +295,10 @@ func TestCase27_ConnectionStaysUsable(t *testing.T) {
 	run(t, allModes, func(t *testing.T, b *testBundle) {
 		for i := range 4 {
 			ctx, cancel := context.WithCancel(context.Background())
-			opts := &mcp.CallOptions{OnProgress: func(mcp.Progress) { cancel() }}
-			if i%2 == 1 {
+			var opts *mcp.CallOptions
+			if i%2 == 0 {
+				b.cancelWhenStarted("slow", i+1, cancel)
+			} else {
 				opts = &mcp.CallOptions{Timeout: 10 * time.Millisecond}
 			}
 			_, err := b.client.CallTool(ctx, "slow", map[string]any{"ms": 30000}, opts)
@@ -331,11 +322,16 @@ func TestCase29_DisconnectWhileCallPending(t *testing.T) {
 		if !errors.Is(err, mcp.ErrClosed) {
 			t.Fatalf("server crashed mid-call: CallTool = %v, want ErrClosed", err)
 		}
+		if b.mode.perRequestStream() {
+			// Only that request's stream broke; the connection serves on.
+			b.mustCall("echo", map[string]any{"text": "next"})
+			return
+		}
 		if _, err := b.client.CallTool(context.Background(), "echo", nil, nil); !errors.Is(err, mcp.ErrClosed) {
 			t.Errorf("after the crash: CallTool = %v, want ErrClosed", err)
 		}
 	})
-	run(t, []mode{inproc2026, stdio2025}, func(t *testing.T, b *testBundle) {
+	run(t, []mode{inproc2026, stdio2025, http2026, http2025, http2024}, func(t *testing.T, b *testBundle) {
 		errc := make(chan error, 1)
 		go func() {
 			_, err := b.client.CallTool(context.Background(), "slow", map[string]any{"ms": 30000}, nil)
@@ -385,20 +381,18 @@ func TestCase30_OnlyTheCancelledCallIsCancelled(t *testing.T) {
 				idA = r.ID
 			}
 		}
-		if got := b.cancelledIDs(); !slices.Equal(got, []string{idA}) {
-			t.Errorf("cancelled ids %v, want only A's %s", got, idA)
-		}
+		b.assertCancelledOnTheWire(idA)
 	})
 }
 
 // Case 31: an ordinary cancellation logs at debug level at most.
 func TestCase31_CancellationLogsNoWarning(t *testing.T) {
-	run(t, []mode{inproc2026, stdio2025}, func(t *testing.T, b *testBundle) {
+	run(t, []mode{inproc2026, stdio2025, http2026, http2025, http2024}, func(t *testing.T, b *testBundle) {
 		_, err := b.client.CallTool(context.Background(), "slow", map[string]any{"ms": 30000}, &mcp.CallOptions{Timeout: 10 * time.Millisecond})
 		if !errors.Is(err, mcp.ErrTimeout) {
 			t.Fatalf("CallTool = %v", err)
 		}
-		b.waitFor("notifications/cancelled", isReceived("notifications/cancelled"))
+		b.waitFor("the handler's cancellation", isTool(mcptest.ToolCancelled, "slow"))
 		if warn := b.logs.lines("level=WARN"); len(warn) != 0 {
 			t.Errorf("warnings logged for an ordinary cancellation:\n%v", warn)
 		}
@@ -410,16 +404,13 @@ func TestCase31_CancellationLogsNoWarning(t *testing.T) {
 // the notification on its way go out first. (Found in andon call.)
 func TestCancellationSurvivesAnImmediateClose(t *testing.T) {
 	for i := range 10 {
-		run(t, []mode{inproc2026, stdio2025}, func(t *testing.T, b *testBundle) {
+		run(t, []mode{inproc2026, stdio2025, http2025, http2024}, func(t *testing.T, b *testBundle) {
 			_, err := b.client.CallTool(context.Background(), "slow", map[string]any{"ms": 30000}, &mcp.CallOptions{Timeout: time.Duration(10+i) * time.Millisecond})
 			if !errors.Is(err, mcp.ErrTimeout) {
 				t.Fatalf("CallTool = %v", err)
 			}
 			b.client.Close()
-			b.waitFor("notifications/cancelled", isReceived("notifications/cancelled"))
-			if got, want := b.cancelledIDs(), b.toolCallIDs(); !slices.Equal(got, want) {
-				t.Errorf("cancelled ids %v, want %v", got, want)
-			}
+			b.assertCancelledOnTheWire(b.toolCallIDs()[0])
 		})
 	}
 }

@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -22,18 +25,41 @@ import (
 type mode struct {
 	name       string
 	subprocess bool
-	version    string // pinned revision; the server serves all
+	version    string               // pinned revision; the server serves all
+	http       *mcptest.HTTPOptions // non-nil: over HTTP on loopback
 }
 
 var (
-	inproc2026 = mode{"pipe/2026-07-28", false, mcp.Version20260728}
-	inproc2025 = mode{"pipe/2025-11-25", false, mcp.Version20251125}
-	inproc2024 = mode{"pipe/2024-11-05", false, mcp.Version20241105}
-	stdio2026  = mode{"stdio/2026-07-28", true, mcp.Version20260728}
-	stdio2025  = mode{"stdio/2025-11-25", true, mcp.Version20251125}
-	stdio2024  = mode{"stdio/2024-11-05", true, mcp.Version20241105}
-	allModes   = []mode{inproc2026, inproc2025, inproc2024, stdio2026, stdio2025, stdio2024}
+	inproc2026 = mode{name: "pipe/2026-07-28", version: mcp.Version20260728}
+	inproc2025 = mode{name: "pipe/2025-11-25", version: mcp.Version20251125}
+	inproc2024 = mode{name: "pipe/2024-11-05", version: mcp.Version20241105}
+	stdio2026  = mode{name: "stdio/2026-07-28", subprocess: true, version: mcp.Version20260728}
+	stdio2025  = mode{name: "stdio/2025-11-25", subprocess: true, version: mcp.Version20251125}
+	stdio2024  = mode{name: "stdio/2024-11-05", subprocess: true, version: mcp.Version20241105}
+
+	http2026     = mode{name: "http/2026-07-28/sse", version: mcp.Version20260728, http: &mcptest.HTTPOptions{}}
+	http2026JSON = mode{name: "http/2026-07-28/json", version: mcp.Version20260728, http: &mcptest.HTTPOptions{JSONResponse: true}}
+	http2025     = mode{name: "http/2025-11-25/sse", version: mcp.Version20251125, http: &mcptest.HTTPOptions{}}
+	http2025JSON = mode{name: "http/2025-06-18/json", version: mcp.Version20250618, http: &mcptest.HTTPOptions{JSONResponse: true}}
+	http2024     = mode{name: "http+sse/2024-11-05", version: mcp.Version20241105, http: &mcptest.HTTPOptions{Generations: []string{mcptest.LegacySSE}}}
+
+	streamModes = []mode{inproc2026, inproc2025, inproc2024, stdio2026, stdio2025, stdio2024}
+	httpModes   = []mode{http2026, http2026JSON, http2025, http2025JSON, http2024}
+	allModes    = append(append([]mode(nil), streamModes...), httpModes...)
+	// progressModes can carry messages before the response: all but the
+	// JSON-response modes.
+	progressModes = append(append([]mode(nil), streamModes...), http2026, http2025, http2024)
 )
+
+// modernHTTP reports a mode whose calls are cancelled by closing the
+// response stream alone.
+func (m mode) modernHTTP() bool { return m.http != nil && m.version == mcp.Version20260728 }
+
+// perRequestStream reports a mode where each request has a response stream
+// of its own that the client closes when it abandons the request.
+func (m mode) perRequestStream() bool {
+	return m.http != nil && !slices.Contains(m.http.Generations, mcptest.LegacySSE)
+}
 
 // testBundle is what a test gets: a connected client and a view of what
 // the server recorded.
@@ -44,6 +70,8 @@ type testBundle struct {
 	logs   *logBuffer
 	// records returns the server's records so far.
 	records func() []mcptest.Record
+	// server is the in-process server, nil for a subprocess.
+	server *mcptest.Server
 }
 
 // setupOpts adjust a test's client and server.
@@ -51,6 +79,8 @@ type setupOpts struct {
 	client     mcp.ClientOptions
 	server     mcptest.Options
 	serverArgs []string
+	http       func(*mcptest.HTTPOptions) // adjusts the mode's HTTP options
+	header     http.Header                // HTTPTransport.Header
 }
 
 // run runs f once per mode, as parallel subtests.
@@ -84,7 +114,20 @@ func setup(t *testing.T, m mode, o *setupOpts) *testBundle {
 		copts.Logger = slog.New(slog.NewTextHandler(b.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	var transport mcp.Transport
-	if m.subprocess {
+	switch {
+	case m.http != nil:
+		s := mcptest.NewServer(&o.server)
+		t.Cleanup(s.Close)
+		hopts := *m.http
+		if o.http != nil {
+			o.http(&hopts)
+		}
+		hs := httptest.NewServer(s.HTTPHandler(&hopts))
+		t.Cleanup(hs.Close)
+		transport = &mcp.HTTPTransport{URL: hs.URL, Client: hs.Client(), Header: o.header}
+		b.records = s.Records
+		b.server = s
+	case m.subprocess:
 		recordFile := filepath.Join(t.TempDir(), "records.jsonl")
 		transport = serverCommand(t, append([]string{"-record", recordFile}, o.serverArgs...)...)
 		b.records = func() []mcptest.Record {
@@ -94,11 +137,12 @@ func setup(t *testing.T, m mode, o *setupOpts) *testBundle {
 			}
 			return recs
 		}
-	} else {
+	default:
 		s := mcptest.NewServer(&o.server)
 		t.Cleanup(s.Close)
 		transport = s.Transport()
 		b.records = s.Records
+		b.server = s
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -123,6 +167,70 @@ func serverCommand(t *testing.T, args ...string) *mcp.CommandTransport {
 	cmd.Env = append(os.Environ(), serveEnv+"=1")
 	cmd.TerminateGrace = 500 * time.Millisecond
 	return cmd
+}
+
+// assertCancelledOnTheWire checks that the server was told, the way the
+// mode's transport and revision require, that request callID was
+// cancelled: exactly one notifications/cancelled naming it (in the same
+// session over HTTP), or on 2026-07-28 HTTP no notification and its
+// response stream closed. Over HTTP with per-request streams, the stream is
+// closed in every revision.
+func (b *testBundle) assertCancelledOnTheWire(callID string) {
+	b.t.Helper()
+	if b.mode.perRequestStream() {
+		b.waitFor("the response stream of "+callID+" to close", func(r mcptest.Record) bool {
+			return r.Kind == mcptest.StreamClosed && r.ID == callID
+		})
+	}
+	if b.mode.modernHTTP() {
+		for _, r := range b.records() {
+			if r.Method == "notifications/cancelled" {
+				b.t.Errorf("2026-07-28 HTTP: the server received a notifications/cancelled: %s", r.Raw)
+			}
+		}
+		return
+	}
+	b.waitFor("notifications/cancelled", isReceived("notifications/cancelled"))
+	notes := b.received("notifications/cancelled")
+	if len(notes) != 1 {
+		b.t.Fatalf("server received %d notifications/cancelled, want 1:\n%s", len(notes), formatRecords(notes))
+	}
+	if got := string(field(b.t, notes[0].Params, "requestId")); got != callID {
+		b.t.Errorf("requestId = %s, want %s", got, callID)
+	}
+	if b.mode.http != nil {
+		var callSession string
+		for _, r := range b.received("tools/call") {
+			if r.ID == callID {
+				callSession = r.Session
+			}
+		}
+		if notes[0].Session == "" || notes[0].Session != callSession {
+			b.t.Errorf("notification came in session %q, the call in %q", notes[0].Session, callSession)
+		}
+	}
+}
+
+// cancelWhenStarted calls cancel once the server has started tool n times.
+// It works on every transport, JSON responses included, where no progress
+// can tell the client that the tool is running.
+func (b *testBundle) cancelWhenStarted(tool string, n int, cancel func()) {
+	go func() {
+		defer cancel()
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			started := 0
+			for _, r := range b.records() {
+				if r.Kind == mcptest.ToolStarted && r.Tool == tool {
+					started++
+				}
+			}
+			if started >= n {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
 }
 
 // waitFor polls the server's records until one matches. The deadline only

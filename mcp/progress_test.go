@@ -10,7 +10,7 @@ import (
 )
 
 func TestProgress(t *testing.T) {
-	run(t, allModes, func(t *testing.T, b *testBundle) {
+	run(t, progressModes, func(t *testing.T, b *testBundle) {
 		var got []mcp.Progress
 		res, err := b.client.CallTool(context.Background(), "progress", map[string]any{"count": 3}, &mcp.CallOptions{
 			OnProgress: func(p mcp.Progress) { got = append(got, p) },

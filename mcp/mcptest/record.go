@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"sync"
 	"time"
@@ -29,14 +30,20 @@ const (
 // Record is one entry of a server's log: a message it received, or a thing
 // a tool did. Records are kept in the order they happened.
 type Record struct {
-	At     time.Time       `json:"at"`
-	Kind   string          `json:"kind"`
-	Method string          `json:"method,omitempty"`
-	ID     string          `json:"id,omitempty"` // the request id as JSON, e.g. 3 or "a"
-	Tool   string          `json:"tool,omitempty"`
-	Reason string          `json:"reason,omitempty"`
-	Params json.RawMessage `json:"params,omitempty"`
-	Raw    json.RawMessage `json:"raw,omitempty"`
+	At     time.Time `json:"at"`
+	Kind   string    `json:"kind"`
+	Method string    `json:"method,omitempty"`
+	ID     string    `json:"id,omitempty"` // the request id as JSON, e.g. 3 or "a"
+	// Session is the HTTP session the message came in (Mcp-Session-Id, or
+	// the sessionId of an HTTP+SSE endpoint).
+	Session string          `json:"session,omitempty"`
+	Tool    string          `json:"tool,omitempty"`
+	Reason  string          `json:"reason,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Raw     json.RawMessage `json:"raw,omitempty"`
+	// Header holds the HTTP request's headers, for a message that came
+	// over HTTP.
+	Header http.Header `json:"header,omitempty"`
 }
 
 // recorder is an append-only, waitable log of records, optionally mirrored

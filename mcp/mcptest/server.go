@@ -69,10 +69,12 @@ type Server struct {
 	opts Options
 	rec  *recorder
 
-	mu      sync.Mutex
-	conns   map[*serverConn]bool
-	wg      sync.WaitGroup
-	closing bool
+	mu           sync.Mutex
+	conns        map[*serverConn]bool
+	httpSessions map[*httpSession]bool
+	wg           sync.WaitGroup
+	tools        sync.WaitGroup // every tool handler, of every connection
+	closing      bool
 }
 
 // NewServer returns a server. A nil opts is the zero Options.
@@ -121,6 +123,8 @@ func (s *Server) Close() {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.stopHTTP()
+	s.tools.Wait()
 }
 
 // errCrash ends a connection on behalf of the crash tool.
@@ -237,6 +241,13 @@ func (c *serverConn) handle(ctx context.Context, frame []byte) {
 		rec.ID = idKey(m.ID)
 	}
 	c.s.rec.add(rec)
+	c.handleMessage(ctx, m, c)
+}
+
+// handleMessage acts on a message already recorded: a response to one of
+// the server's requests, a notification, or a request, whose messages go to
+// out.
+func (c *serverConn) handleMessage(ctx context.Context, m *jsonrpc.Message, out outbox) {
 	switch {
 	case m.IsResponse():
 		c.mu.Lock()
@@ -262,7 +273,7 @@ func (c *serverConn) handle(ctx context.Context, frame []byte) {
 			}
 		}
 	default:
-		c.serveRequest(ctx, m, c)
+		c.serveRequest(ctx, m, out)
 	}
 }
 

@@ -79,7 +79,9 @@ func (c *serverConn) startTool(ctx context.Context, m *jsonrpc.Message, base bas
 	c.inflight[key] = cancel
 	c.mu.Unlock()
 	c.handlers.Add(1)
+	c.s.tools.Add(1)
 	go func() {
+		defer c.s.tools.Done()
 		defer c.handlers.Done()
 		defer func() {
 			c.mu.Lock()
@@ -195,6 +197,10 @@ func (t *toolCall) run() {
 	case "ask":
 		t.ask()
 	case "crash":
+		if a, ok := t.out.(aborter); ok {
+			a.abort()
+			return
+		}
 		t.c.cancel(errCrash)
 	case "garbage":
 		t.out.writeRaw([]byte("this is not JSON\n"))
