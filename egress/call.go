@@ -78,13 +78,23 @@ func (c *call) stopBeforeSend() error {
 func (c *call) failInFlight(err error) error {
 	if c.ctx.Err() != nil {
 		c.endAfter(0, ReasonTransport)
-		if timedOut(c.ctx) {
-			return deadlineError(c.ctx, "egress: deadline exceeded in flight")
-		}
-		return &CancelledError{Cause: context.Cause(c.ctx)}
+		return c.contextError(err)
 	}
 	c.end(audit.ActionHTTPCall, 0, false, ReasonTransport)
 	return fmt.Errorf("egress: %w", err)
+}
+
+// contextError returns err, or if the context is done, the error that says
+// so: a deadline error or a [*CancelledError].
+func (c *call) contextError(err error) error {
+	switch {
+	case c.ctx.Err() == nil:
+		return err
+	case timedOut(c.ctx):
+		return deadlineError(c.ctx, "egress: deadline exceeded in flight")
+	default:
+		return &CancelledError{Cause: context.Cause(c.ctx)}
+	}
 }
 
 // endAfter ends a call that stopped with an error after it was handed to

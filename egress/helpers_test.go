@@ -122,6 +122,7 @@ func (b *syncBuffer) String() string {
 }
 
 type testBundle struct {
+	dbPath   string
 	backend  *countingBackend
 	vault    *vault.Vault
 	secrets  *countingSecrets
@@ -134,7 +135,8 @@ type testBundle struct {
 
 func setup(t *testing.T) *testBundle {
 	t.Helper()
-	store, err := sqlstore.Open(t.Context(), filepath.Join(t.TempDir(), "andon.db"))
+	dbPath := filepath.Join(t.TempDir(), "andon.db")
+	store, err := sqlstore.Open(t.Context(), dbPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,6 +153,7 @@ func setup(t *testing.T) *testBundle {
 	}
 	logs := &syncBuffer{}
 	return &testBundle{
+		dbPath:   dbPath,
 		backend:  backend,
 		vault:    v,
 		secrets:  &countingSecrets{Vault: v},

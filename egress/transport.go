@@ -304,6 +304,7 @@ func (b *body) Read(p []byte) (int, error) {
 		b.c.endWithStatus(b.status, "")
 	case err != nil:
 		b.c.endAfter(b.status, ReasonBodyRead)
+		err = b.c.contextError(err)
 	}
 	return n, err
 }
