@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/andonhq/andon/audit"
+	"github.com/andonhq/andon/sqlstore"
+	"github.com/andonhq/andon/vault"
+)
+
+// exitFailure is the exit code of the secret and audit commands when they
+// fail for a reason other than usage: a wrong or missing key, an unreadable
+// store, a broken audit chain.
+const exitFailure = 1
+
+// auditKeyLabel labels the key the audit log is chained with, derived from
+// the vault (vault.Vault.DeriveKey). It must never change.
+const auditKeyLabel = "audit hmac v1"
+
+// storeFlags are the flags of every command that opens andon's database.
+type storeFlags struct {
+	db      string
+	keyFile string
+}
+
+func addStoreFlags(fs *flagSet) *storeFlags {
+	f := &storeFlags{}
+	fs.StringVar(&f.db, "db", "andon.db", "the SQLite database `file`")
+	fs.StringVar(&f.keyFile, "key-file", "andon.key", "the master key `file`, used when "+vault.EnvMasterKey+" is not set; created (mode 0600) on first use of a new database")
+	return f
+}
+
+// stores is an open database with its vault and audit log.
+type stores struct {
+	store *sqlstore.Store
+	key   vault.Key
+	// keyFromEnv reports that the key came from the environment.
+	keyFromEnv bool
+	vault      *vault.Vault
+}
+
+// open opens the database and loads the master key. On a database holding
+// no secret, a missing key file is created with a fresh key (and a message
+// on stderr); otherwise a missing key is an error that changes nothing.
+func (f *storeFlags) open(ctx context.Context, e *env) (*stores, error) {
+	st, err := sqlstore.Open(ctx, f.db)
+	if err != nil {
+		return nil, err
+	}
+	s := &stores{store: st}
+	if err := s.loadKey(ctx, e, f); err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	s.vault = vault.New(st, s.key)
+	return s, nil
+}
+
+func (s *stores) loadKey(ctx context.Context, e *env, f *storeFlags) error {
+	if env := os.Getenv(vault.EnvMasterKey); env != "" {
+		k, err := vault.ParseKey(env)
+		if err != nil {
+			return fmt.Errorf("%s: %w", vault.EnvMasterKey, err)
+		}
+		s.key, s.keyFromEnv = k, true
+		return nil
+	}
+	k, err := vault.ReadKeyFile(f.keyFile)
+	if err == nil {
+		s.key = k
+		return nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	recs, lerr := s.store.SecretList(ctx)
+	if lerr != nil {
+		return lerr
+	}
+	if len(recs) > 0 {
+		return fmt.Errorf("no master key: %s is not set and %s does not exist, but %s holds %d sealed records (sealed with key %s); nothing was changed",
+			vault.EnvMasterKey, f.keyFile, f.db, len(recs), recs[0].KeyID)
+	}
+	if s.key, err = vault.NewKey(); err != nil {
+		return err
+	}
+	if err := vault.WriteKeyFile(f.keyFile, s.key); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "andon: generated a new master key (ID %s) in %s (mode 0600); keep it safe: without it, the secrets in %s cannot be read\n",
+		s.key.ID(), f.keyFile, f.db)
+	return nil
+}
+
+// auditLog returns the audit log, chained with a key derived from the vault.
+func (s *stores) auditLog(ctx context.Context) (*audit.Log, error) {
+	key, err := s.vault.DeriveKey(ctx, auditKeyLabel)
+	if err != nil {
+		return nil, err
+	}
+	return audit.New(s.store, key), nil
+}
+
+// record writes an audit row for a change made from the CLI. A failure is
+// reported but does not undo the change.
+func (s *stores) record(ctx context.Context, e *env, action audit.Action, name string) {
+	log, err := s.auditLog(ctx)
+	if err == nil {
+		_, err = log.Record(ctx, audit.Entry{Action: action, Purpose: "cli " + name, OK: true, Reason: string(action)})
+	}
+	if err != nil {
+		e.errorf("writing the audit row: %v", err)
+	}
+}
+
+func (s *stores) close() { _ = s.store.Close() }
+
+// explain adds what the operator can do about err, for the errors that have
+// a remedy.
+func (f *storeFlags) explain(err error) string {
+	msg := err.Error()
+	if errors.Is(err, vault.ErrWrongKey) {
+		msg += fmt.Sprintf(" (set %s or --key-file to the key the database was sealed with", vault.EnvMasterKey)
+		if _, serr := os.Stat(f.keyFile + ".new"); serr == nil {
+			msg += fmt.Sprintf("; %s.new exists: a key rotation may have been interrupted after re-sealing, and that file may hold the key", f.keyFile)
+		}
+		msg += ")"
+	}
+	return msg
+}
