@@ -152,6 +152,10 @@ func runSecretList(ctx context.Context, e *env, args []string) int {
 		return exitFailure
 	}
 	defer s.close()
+	if err := s.vault.Check(ctx); err != nil {
+		e.errorf("secret list: %s", sf.explain(err))
+		return exitFailure
+	}
 	infos, err := s.vault.List(ctx)
 	if err != nil {
 		e.errorf("secret list: %v", err)
