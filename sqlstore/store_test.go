@@ -1,6 +1,7 @@
 package sqlstore_test
 
 import (
+	"database/sql"
 	"path/filepath"
 	"testing"
 
@@ -38,5 +39,28 @@ func TestOpenTwiceMigratesOnce(t *testing.T) {
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+func TestOpenTurnsOnWAL(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "andon.db")
+	s, err := sqlstore.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var mode string
+	if err := raw.QueryRowContext(t.Context(), `PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
+		t.Fatalf("journal_mode = %q, %v; want wal", mode, err)
+	}
+	var migrations int
+	if err := raw.QueryRowContext(t.Context(), `SELECT count(*) FROM schema_migrations`).Scan(&migrations); err != nil || migrations != 1 {
+		t.Fatalf("schema_migrations has %d rows, %v; want 1", migrations, err)
 	}
 }
