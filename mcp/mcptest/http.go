@@ -50,7 +50,7 @@ type HTTPOptions struct {
 	// JSONResponse answers requests with one application/json body instead
 	// of an event stream (progress then cannot be sent).
 	JSONResponse bool
-	// HeaderDelay holds back the response headers of every request.
+	// HeaderDelay holds back the response headers of every tools/call.
 	HeaderDelay time.Duration
 	// RejectCancel, if set, is the status with which a POSTed
 	// notifications/cancelled is refused (after it is recorded and acted on
@@ -261,7 +261,7 @@ func decodeHeaderValue(v string) string {
 // stream has not cancelled anything (it must say so with a notification).
 func (h *httpHandler) serveInSession(w http.ResponseWriter, r *http.Request, sess *httpSession, m *jsonrpc.Message) {
 	if !m.IsRequest() {
-		h.acceptMessage(w, sess, m)
+		h.acceptMessage(w, r, sess, m)
 		return
 	}
 	h.respond(w, r, sess.ctx, sess.conn, m, sess)
@@ -269,13 +269,18 @@ func (h *httpHandler) serveInSession(w http.ResponseWriter, r *http.Request, ses
 
 // acceptMessage takes a notification or a response: 202, or the refusal
 // the options ask for.
-func (h *httpHandler) acceptMessage(w http.ResponseWriter, sess *httpSession, m *jsonrpc.Message) {
+func (h *httpHandler) acceptMessage(w http.ResponseWriter, r *http.Request, sess *httpSession, m *jsonrpc.Message) {
 	isCancel := m.Method == "notifications/cancelled"
 	if !isCancel || h.opts.RejectCancel == 0 || h.opts.CancelAnyway {
 		sess.conn.handleMessage(sess.ctx, m, nil)
 	}
 	if isCancel && h.opts.CancelReplyDelay > 0 {
-		time.Sleep(h.opts.CancelReplyDelay)
+		t := time.NewTimer(h.opts.CancelReplyDelay)
+		select {
+		case <-t.C:
+		case <-r.Context().Done(): // the client gave up on the reply
+		}
+		t.Stop()
 	}
 	if isCancel && h.opts.RejectCancel != 0 {
 		h.s.rec.add(Record{Kind: Rejected, Method: m.Method, Reason: fmt.Sprintf("cancellation refused with %d", h.opts.RejectCancel)})
@@ -290,7 +295,7 @@ func (h *httpHandler) acceptMessage(w http.ResponseWriter, sess *httpSession, m 
 // JSON body. It returns once the response is written or the client has
 // gone away, which it records.
 func (h *httpHandler) respond(w http.ResponseWriter, r *http.Request, ctx context.Context, conn *serverConn, m *jsonrpc.Message, sess *httpSession) {
-	if h.opts.HeaderDelay > 0 {
+	if h.opts.HeaderDelay > 0 && m.Method == "tools/call" {
 		t := time.NewTimer(h.opts.HeaderDelay)
 		select {
 		case <-t.C:

@@ -76,7 +76,7 @@ func (h *httpHandler) postLegacy(w http.ResponseWriter, r *http.Request, body []
 	}
 	h.s.rec.add(rec)
 	if !m.IsRequest() {
-		h.acceptMessage(w, sess, m)
+		h.acceptMessage(w, r, sess, m)
 		return
 	}
 	w.WriteHeader(http.StatusAccepted)

@@ -19,8 +19,10 @@
 //     result for the cancelled request anyway (recording LateReply).
 //   - fail {message}: a result with isError set.
 //   - big {bytes=1048576}: a text result of the given size.
-//   - ask: asks the client for its roots (a roots/list request on
-//     handshake-era revisions, an input_required result on 2026-07-28).
+//   - ask {first_ms, then_ms}: asks the client for its roots (a roots/list
+//     request on handshake-era revisions, an input_required result on
+//     2026-07-28, after first_ms), then answers (after then_ms on
+//     2026-07-28, honouring cancellation).
 //   - crash: the connection ends mid-call (the executable exits with status 3).
 //   - garbage: writes a line that is not JSON, then answers.
 //   - split: writes its answer in two pieces, 20ms apart.

@@ -24,7 +24,7 @@ func toolList() []map[string]any {
 		{"name": "late", "description": "Answers after it is cancelled.", "inputSchema": obj(`"ms":{"type":"integer"}`)},
 		{"name": "fail", "description": "Fails with isError.", "inputSchema": obj(`"message":{"type":"string"}`)},
 		{"name": "big", "description": "Returns a large text.", "inputSchema": obj(`"bytes":{"type":"integer"}`)},
-		{"name": "ask", "description": "Asks the client for its roots.", "inputSchema": obj(``)},
+		{"name": "ask", "description": "Asks the client for its roots.", "inputSchema": obj(`"first_ms":{"type":"integer"},"then_ms":{"type":"integer"}`)},
 		{"name": "crash", "description": "Ends the connection mid-call.", "inputSchema": obj(``)},
 		{"name": "garbage", "description": "Writes a non-JSON line, then answers.", "inputSchema": obj(``)},
 		{"name": "split", "description": "Writes its answer in two pieces.", "inputSchema": obj(``)},
@@ -43,6 +43,8 @@ type toolArgs struct {
 	IntervalMS *int   `json:"interval_ms"`
 	Bytes      *int   `json:"bytes"`
 	Lines      *int   `json:"lines"`
+	FirstMS    *int   `json:"first_ms"`
+	ThenMS     *int   `json:"then_ms"`
 }
 
 func intOr(p *int, def int) int {
@@ -195,7 +197,7 @@ func (t *toolCall) run() {
 	case "big":
 		t.finish(t.text(strings.Repeat("x", intOr(a.Bytes, 1<<20))))
 	case "ask":
-		t.ask()
+		t.ask(time.Duration(intOr(a.FirstMS, 0))*time.Millisecond, time.Duration(intOr(a.ThenMS, 0))*time.Millisecond)
 	case "crash":
 		if a, ok := t.out.(aborter); ok {
 			a.abort()
@@ -226,9 +228,13 @@ func (t *toolCall) run() {
 
 // ask gets the client's roots: by a server→client request on handshake-era
 // revisions, by an input_required round trip on 2026-07-28.
-func (t *toolCall) ask() {
+func (t *toolCall) ask(first, then time.Duration) {
 	if t.modern {
 		if roots, ok := t.base.InputResponses["roots"]; ok {
+			if !t.sleep(then) {
+				t.cancelled()
+				return
+			}
 			if t.base.RequestState != askState {
 				res := t.text("requestState was not echoed")
 				res["isError"] = true
@@ -236,6 +242,10 @@ func (t *toolCall) ask() {
 				return
 			}
 			t.finish(t.text("roots: " + string(roots)))
+			return
+		}
+		if !t.sleep(first) {
+			t.cancelled()
 			return
 		}
 		t.finish(map[string]any{
