@@ -21,7 +21,7 @@ func TestStressRandomCancelsAndTimeouts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("stress test skipped in -short mode")
 	}
-	run(t, []mode{inproc2026, stdio2025}, func(t *testing.T, b *testBundle) {
+	run(t, []mode{inproc2026, stdio2025, http2026, http2025, http2024}, func(t *testing.T, b *testBundle) {
 		seed := rand.Uint64()
 		t.Logf("seed %d", seed)
 		const calls, workers = 1000, 50
