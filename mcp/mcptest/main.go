@@ -6,8 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"strings"
+	"time"
 )
 
 // Main runs a server over stdin and stdout, as a stdio MCP server
@@ -19,6 +22,12 @@ import (
 //	-versions LIST    comma-separated revisions to serve (default: all)
 //	-silent-discover  ignore server/discover instead of refusing it
 //	-page-size N      split tools/list into pages of N tools
+//	-http ADDR        serve HTTP on ADDR (a loopback address such as
+//	                  127.0.0.1:0) instead of stdio; the URL is printed on
+//	                  stdout as the first line
+//	-generations LIST comma-separated HTTP generations: stateless,
+//	                  sessions, sse (default: stateless,sessions)
+//	-json-response    answer HTTP requests with JSON, not event streams
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mcptest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -26,6 +35,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	versions := fs.String("versions", "", "comma-separated `revisions` to serve (default: all)")
 	silent := fs.Bool("silent-discover", false, "ignore server/discover instead of refusing it")
 	pageSize := fs.Int("page-size", 0, "split tools/list into pages of `N` tools")
+	httpAddr := fs.String("http", "", "serve HTTP on `ADDR` instead of stdio")
+	generations := fs.String("generations", "", "comma-separated HTTP `generations`: stateless, sessions, sse")
+	jsonResponse := fs.Bool("json-response", false, "answer HTTP requests with JSON, not event streams")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -43,6 +55,13 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		defer f.Close()
 		s.rec.setFile(f)
 	}
+	if *httpAddr != "" {
+		hopts := &HTTPOptions{JSONResponse: *jsonResponse}
+		if *generations != "" {
+			hopts.Generations = strings.Split(*generations, ",")
+		}
+		return serveHTTP(ctx, s, *httpAddr, hopts, stdout, stderr)
+	}
 	err := s.Serve(ctx, stdin, stdout)
 	switch {
 	case errors.Is(err, errCrash):
@@ -52,4 +71,28 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return 1
 	}
 	return 0
+}
+
+// serveHTTP serves s over HTTP on addr until ctx ends.
+func serveHTTP(ctx context.Context, s *Server, addr string, opts *HTTPOptions, stdout, stderr io.Writer) int {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(stderr, "mcptest:", err)
+		return 1
+	}
+	srv := &http.Server{Handler: s.HTTPHandler(opts), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stdout, "http://%s/mcp\n", ln.Addr())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		srv.Shutdown(shutdown)
+		s.Close()
+		return 0
+	case err := <-done:
+		fmt.Fprintln(stderr, "mcptest:", err)
+		return 1
+	}
 }

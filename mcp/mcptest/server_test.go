@@ -1,7 +1,9 @@
 package mcptest_test
 
 import (
+	"bufio"
 	"bytes"
+	"io"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -125,4 +127,32 @@ func ExampleServer() {
 	rec, _ := s.WaitFor(ctx, func(r mcptest.Record) bool { return r.Kind == mcptest.ToolCancelled })
 	fmt.Println(err != nil, rec.Tool)
 	// Output: true slow
+}
+
+func TestMain_ServesHTTP(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- mcptest.Main(ctx, []string{"-http", "127.0.0.1:0", "-generations", "sessions"}, strings.NewReader(""), pw, io.Discard)
+		pw.Close()
+	}()
+	url, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, pr)
+	c, err := mcp.Connect(ctx, mcp.HTTP(strings.TrimSpace(url), nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ProtocolVersion() != mcp.Version20251125 {
+		t.Errorf("negotiated %s over a sessions-only server", c.ProtocolVersion())
+	}
+	c.Close()
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("Main = %d", code)
+	}
 }
