@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -48,6 +49,21 @@ func (o *CallOptions) validate() error {
 	}
 	return nil
 }
+
+// result is what a request's result decodes into: a struct that embeds
+// resultKind, so that one decode yields both the result and its kind.
+type result interface {
+	kind() *resultKind
+}
+
+// resultKind holds the fields 2026-07-28 adds to every result.
+type resultKind struct {
+	ResultType    string                     `json:"resultType"`
+	InputRequests map[string]json.RawMessage `json:"inputRequests"`
+	RequestState  json.RawMessage            `json:"requestState"`
+}
+
+func (k *resultKind) kind() *resultKind { return k }
 
 // maxRounds bounds the multi-round-trip requests of 2026-07-28: how many
 // times a server may answer input_required to one request.
@@ -104,7 +120,7 @@ func (cl *call) takeProgress() []Progress {
 // runs the rounds of a multi-round-trip request; and on interruption it
 // forgets the call (a late reply is dropped) and signals the server as the
 // transport and revision require. The result is decoded into out.
-func (c *Client) request(ctx context.Context, method string, params requestParams, opts *CallOptions, handshake bool, out any) error {
+func (c *Client) request(ctx context.Context, method string, params requestParams, opts *CallOptions, handshake bool, out result) error {
 	if ctx.Err() != nil {
 		return interruption(method, ctx) // nothing sent, no id used
 	}
@@ -168,15 +184,13 @@ func (c *Client) request(ctx context.Context, method string, params requestParam
 		if err != nil {
 			return err
 		}
-		var kind struct {
-			ResultType    string                     `json:"resultType"`
-			InputRequests map[string]json.RawMessage `json:"inputRequests"`
-			RequestState  json.RawMessage            `json:"requestState"`
+		// One decode serves both: out embeds resultKind.
+		if err := json.Unmarshal(msg.Result, out); err != nil {
+			return &ProtocolError{Reason: fmt.Sprintf("%s: malformed result: %v", method, err)}
 		}
-		if isModern(c.info.ProtocolVersion) {
-			if err := json.Unmarshal(msg.Result, &kind); err != nil {
-				return &ProtocolError{Reason: fmt.Sprintf("%s: result is not an object: %v", method, err)}
-			}
+		kind := out.kind()
+		if !isModern(c.info.ProtocolVersion) {
+			kind.ResultType = "" // a handshake-era result is always complete
 		}
 		switch kind.ResultType {
 		case "", "complete":
@@ -192,14 +206,10 @@ func (c *Client) request(ctx context.Context, method string, params requestParam
 				return err
 			}
 			base.InputResponses, base.RequestState = responses, kind.RequestState
+			reflect.ValueOf(out).Elem().SetZero() // nothing of this round leaks into the next
 			continue
 		default:
 			return &ProtocolError{Reason: fmt.Sprintf("%s: unknown resultType %q", method, kind.ResultType)}
-		}
-		if out != nil {
-			if err := json.Unmarshal(msg.Result, out); err != nil {
-				return &ProtocolError{Reason: fmt.Sprintf("%s: malformed result: %v", method, err)}
-			}
 		}
 		return nil
 	}

@@ -50,6 +50,7 @@ func (c *Client) handshake(ctx context.Context) error {
 func (c *Client) discover(ctx context.Context) (modern bool, fallback string, err error) {
 	c.info.ProtocolVersion = Version20260728 // stamps the probe's _meta
 	var res struct {
+		resultKind
 		SupportedVersions []string        `json:"supportedVersions"`
 		Capabilities      json.RawMessage `json:"capabilities"`
 		Instructions      string          `json:"instructions"`
@@ -103,6 +104,7 @@ func newestLegacy(versions []string) string {
 func (c *Client) initialize(ctx context.Context, version string) error {
 	params := &initializeParams{ProtocolVersion: version, Capabilities: c.caps, ClientInfo: c.opts.ClientInfo}
 	var res struct {
+		resultKind
 		ProtocolVersion string          `json:"protocolVersion"`
 		Capabilities    json.RawMessage `json:"capabilities"`
 		ServerInfo      Implementation  `json:"serverInfo"`

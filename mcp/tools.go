@@ -18,6 +18,7 @@ func (c *Client) ListTools(ctx context.Context, opts *CallOptions) ([]Tool, erro
 			return nil, fmt.Errorf("mcp: tools/list: more than %d pages", c.opts.MaxPages)
 		}
 		var res struct {
+			resultKind
 			Tools      []Tool `json:"tools"`
 			NextCursor string `json:"nextCursor"`
 		}
@@ -61,14 +62,17 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts *Call
 		}
 		params.Arguments = raw
 	}
-	var res CallToolResult
+	var res struct {
+		resultKind
+		CallToolResult
+	}
 	if err := c.request(ctx, "tools/call", params, opts, false, &res); err != nil {
 		return nil, err
 	}
 	if res.Content == nil {
 		res.Content = []Content{}
 	}
-	return &res, nil
+	return &res.CallToolResult, nil
 }
 
 // Ping checks that the server is responsive. The ping method exists only in
@@ -78,5 +82,5 @@ func (c *Client) Ping(ctx context.Context, opts *CallOptions) error {
 	if isModern(c.info.ProtocolVersion) {
 		return fmt.Errorf("mcp: ping does not exist in revision %s: %w", c.info.ProtocolVersion, errors.ErrUnsupported)
 	}
-	return c.request(ctx, "ping", &emptyParams{}, opts, false, nil)
+	return c.request(ctx, "ping", &emptyParams{}, opts, false, &resultKind{})
 }

@@ -3,10 +3,10 @@ package mcptest_test
 import (
 	"bufio"
 	"bytes"
-	"io"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"

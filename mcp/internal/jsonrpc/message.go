@@ -135,15 +135,63 @@ type wireMessage struct {
 }
 
 // Encode returns the JSON encoding of m, without a trailing newline.
+//
+// The envelope is written directly rather than through encoding/json: the
+// params and result are already JSON (the caller marshalled them, or they
+// were validated when decoded), and marshalling a json.RawMessage would parse
+// and compact them again on every message.
 func Encode(m *Message) ([]byte, error) {
-	w := wireMessage{JSONRPC: Version, Method: m.Method, Params: m.Params, Result: m.Result, Error: m.Error}
+	b := make([]byte, 0, 64+len(m.Params)+len(m.Result)) // room for the framing newline too
+	b = append(b, `{"jsonrpc":"2.0"`...)
 	if m.ID.valid {
-		w.ID = &m.ID
+		b = append(b, `,"id":`...)
+		if m.ID.isStr {
+			b = appendString(b, m.ID.str)
+		} else {
+			b = strconv.AppendInt(b, m.ID.num, 10)
+		}
+	} else if m.IsResponse() {
+		b = append(b, `,"id":null`...)
 	}
-	if m.IsResponse() && m.Error == nil && m.Result == nil {
-		w.Result = json.RawMessage("{}")
+	if m.Method != "" {
+		b = append(b, `,"method":`...)
+		b = appendString(b, m.Method)
+		if len(m.Params) > 0 {
+			b = append(b, `,"params":`...)
+			b = append(b, m.Params...)
+		}
+		return append(b, '}'), nil
 	}
-	return json.Marshal(&w)
+	if m.Error != nil {
+		e, err := json.Marshal(m.Error)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"error":`...)
+		b = append(b, e...)
+		return append(b, '}'), nil
+	}
+	b = append(b, `,"result":`...)
+	if len(m.Result) == 0 {
+		b = append(b, `{}`...)
+	} else {
+		b = append(b, m.Result...)
+	}
+	return append(b, '}'), nil
+}
+
+// appendString appends s as a JSON string: directly when it needs no
+// escaping (method names and ids almost never do), else via encoding/json.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // A DecodeError says why bytes are not a valid JSON-RPC message. When the
