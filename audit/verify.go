@@ -20,6 +20,7 @@ type TamperError struct {
 	Problem string
 }
 
+// Error names the row and the problem.
 func (e *TamperError) Error() string {
 	return fmt.Sprintf("audit: row %d: %s", e.Seq, e.Problem)
 }

@@ -24,6 +24,7 @@ type RefusedError struct {
 	Err error
 }
 
+// Error says which host was refused and why.
 func (e *RefusedError) Error() string {
 	msg := fmt.Sprintf("egress: refused request to %q: %s", e.Host, e.Reason)
 	if e.Detail != "" {
@@ -54,6 +55,7 @@ type CancelledError struct {
 	Cause error
 }
 
+// Error says whether anything egressed, and the cause.
 func (e *CancelledError) Error() string {
 	if e.BeforeSend {
 		return fmt.Sprintf("egress: cancelled before send, nothing egressed: %v", e.Cause)
@@ -71,6 +73,7 @@ type ResponseTooLargeError struct {
 	Limit int64
 }
 
+// Error states the cap.
 func (e *ResponseTooLargeError) Error() string {
 	return fmt.Sprintf("egress: response body exceeds the %d-byte cap", e.Limit)
 }
