@@ -30,14 +30,19 @@ const (
 )
 
 // eventSink writes the slow tool's events. Each event is one write of one
-// line, so lines from concurrent handlers never interleave.
+// line, so lines from concurrent handlers never interleave. A server in the
+// test's own process reports to log instead.
 type eventSink struct {
 	mu   sync.Mutex
 	file *os.File
 	sock net.Conn
+	log  *eventLog
 }
 
 func (s *eventSink) emit(kind, tag string, at time.Time) {
+	if s.log != nil {
+		s.log.add(kind, tag, at)
+	}
 	line := []byte(kind + " " + tag + " " + strconv.FormatInt(at.UnixNano(), 10) + "\n")
 	s.mu.Lock()
 	defer s.mu.Unlock()
