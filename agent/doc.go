@@ -1,0 +1,41 @@
+// Package agent is andon's runtime: persisted agent runs that a model
+// drives through tools, and that stop within a bounded time when cancelled.
+//
+// A run is a row in a [Store] (package sqlstore implements it); its status
+// is the one definition of cancelled. Every change of status is a guarded
+// transition that reports whether it won: of two cancels, one wins; a
+// cancelled run is terminal, and no resume, approval, claim, requeue or
+// reaper path accepts it.
+//
+// # The path of a cancel
+//
+// [Runtime.Cancel] moves the row to cancelled, then tells the [Watcher]:
+// every context registered under the run — the model call and the tool
+// call in flight — is cancelled with cause [ErrRunCancelled], so an MCP
+// call is abandoned on the wire at once. Another process learns of it from
+// its own watcher, whose backstop poll reads the status of every watched
+// run in one query per interval, however many calls are in flight. Before
+// every tool call the executor also reads the row afresh, so no call (and
+// no credential) goes out for a run that is already cancelled.
+//
+// At every step boundary the executor probes the row: a cancelled run
+// records the step it just made and stops, without settling and without
+// clearing its write fence.
+//
+// # The write fence
+//
+// A tool that writes (see [Effect]) stamps the run's pending effect before
+// it runs; the stamp is cleared only after the call's step is recorded on a
+// run that is not cancelled. A run found with a non-idempotent write in
+// flight — after a crash, a lost lease or a cancel — is never retried:
+// [MayRetry] says no, and the reaper dead-letters it instead. A write
+// without a persisted run and lease is refused before it happens.
+//
+// # Approvals
+//
+// A tool that requires approval suspends the run before it executes
+// (waiting_for_approval); [Runtime.Approve] or [Runtime.Deny] resumes it in
+// a new leased segment. The conversation is rebuilt from the recorded
+// steps, so a resumed run — after an approval, or on another worker after a
+// crash — never replays a call that completed.
+package agent

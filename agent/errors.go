@@ -1,0 +1,35 @@
+package agent
+
+import "errors"
+
+var (
+	// ErrRunCancelled is the cause with which the context of a cancelled
+	// run's calls is cancelled: context.Cause(ctx) tells a cancelled run
+	// from a timeout or a shutdown.
+	ErrRunCancelled = errors.New("agent: run cancelled")
+
+	// ErrForbidden reports an actor who may not do what they asked, such
+	// as cancelling another owner's run without being an admin.
+	ErrForbidden = errors.New("agent: forbidden")
+
+	// ErrFinished reports a run that is already terminal: it cannot be
+	// cancelled, approved or resumed.
+	ErrFinished = errors.New("agent: run already finished")
+
+	// ErrNotWaiting reports an approval or denial for a run that is not
+	// waiting for one (or that another operator already decided).
+	ErrNotWaiting = errors.New("agent: run is not waiting for approval")
+)
+
+// errStop ends a segment without settling the run: the run was cancelled
+// (the row says so already) or the segment lost its lease (another
+// segment, or the reaper, owns the run now).
+type errStop struct{ why string }
+
+func (e *errStop) Error() string { return "agent: segment stopped: " + e.why }
+
+var (
+	stopCancelled = &errStop{"run cancelled"}
+	stopLeaseLost = &errStop{"lease lost"}
+	stopSuspended = &errStop{"waiting for approval"}
+)

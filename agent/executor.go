@@ -1,0 +1,362 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/andonhq/andon/model"
+)
+
+// maxStepText bounds the text a step stores and the model reads back.
+const maxStepText = 64 << 10
+
+// errRunDeadline is the cause of a run's context when MaxRunTime passes.
+var errRunDeadline = errors.New("agent: run deadline passed")
+
+// segment is one stretch of a run's execution under one lease: from a
+// claim or a resume to the run's end, a suspension, a cancel or a lost
+// lease.
+type segment struct {
+	rt    *Runtime
+	run   *Run
+	owner string
+	model model.Model
+	tr    *transcript
+}
+
+// execute drives a claimed run. It never settles a run that was cancelled
+// (the row is terminal already) or whose lease it lost (someone else owns
+// it now).
+func (rt *Runtime) execute(ctx context.Context, run *Run, owner string, dec *decision) {
+	s := &segment{rt: rt, run: run, owner: owner}
+	start := run.StartedAt
+	if start.IsZero() {
+		start = rt.cfg.Now()
+	}
+	ctx, cancel := context.WithDeadlineCause(ctx, start.Add(rt.cfg.MaxRunTime), errRunDeadline)
+	defer cancel()
+	ctx, loseLease := context.WithCancelCause(ctx)
+	defer loseLease(nil)
+	beat := s.heartbeat(ctx, loseLease)
+	defer beat()
+	// The whole segment is watched, so a cancel also stops a model call.
+	ctx, stop := rt.watcher.Watch(ctx, run.ID)
+	defer stop()
+
+	err := s.loop(ctx, dec)
+	var stopped *errStop
+	switch {
+	case err == nil:
+		s.settle(StatusCompleted, ReasonCompleted, "")
+	case errors.As(err, &stopped):
+		rt.logger.Info("agent: segment ended", "run", run.ID, "why", stopped.why)
+	case errors.Is(context.Cause(ctx), ErrRunCancelled):
+		rt.logger.Info("agent: segment ended", "run", run.ID, "why", "run cancelled")
+	case errors.Is(context.Cause(ctx), errLeaseLost):
+		rt.logger.Info("agent: segment ended", "run", run.ID, "why", "lease lost")
+	case errors.Is(context.Cause(ctx), errRunDeadline):
+		s.settle(StatusFailed, ReasonDeadline, "the run took longer than its limit")
+	case errors.Is(err, errMaxRounds):
+		s.settle(StatusFailed, ReasonMaxRounds, "the run reached its round limit")
+	case errors.Is(err, errModel):
+		s.settle(StatusFailed, ReasonModelFailed, "the model call failed")
+	default:
+		rt.logger.Warn("agent: run failed", "run", run.ID, "error", err)
+		s.settle(StatusFailed, ReasonFailed, "the run failed")
+	}
+}
+
+// heartbeat renews the lease while a long model or tool call runs, so that
+// only a segment that is gone lets its lease lapse. If a renewal loses,
+// the segment's context is cancelled: the run was cancelled (the watcher
+// says so too) or is no longer ours.
+func (s *segment) heartbeat(ctx context.Context, loseLease context.CancelCauseFunc) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(s.rt.cfg.LeaseDuration / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				ok, err := s.rt.cfg.Store.RunRenewLease(ctx, s.run.ID, s.owner, s.leaseUntil())
+				if err != nil {
+					s.rt.logger.Warn("agent: renewing a lease failed", "run", s.run.ID, "error", err)
+					continue
+				}
+				if !ok {
+					if s.probeCancelled(ctx) {
+						loseLease(ErrRunCancelled)
+					} else {
+						loseLease(errLeaseLost)
+					}
+					return
+				}
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+var (
+	errLeaseLost = errors.New("agent: lease lost")
+	errMaxRounds = errors.New("round limit reached")
+	errModel     = errors.New("model call failed")
+)
+
+// settle ends the run, guarded by the lease: a segment that lost the run
+// changes nothing.
+func (s *segment) settle(to Status, reason Reason, errText string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ok, err := s.rt.cfg.Store.RunFinish(ctx, s.run.ID, s.owner, to, reason, errText)
+	switch {
+	case err != nil:
+		s.rt.logger.Warn("agent: settling a run failed", "run", s.run.ID, "error", err)
+	case !ok:
+		s.rt.logger.Info("agent: run not settled: cancelled or no longer ours", "run", s.run.ID)
+	}
+}
+
+// loop is the executor loop: ask the model, run the tool calls it asked
+// for, record each step, probe at every step boundary.
+func (s *segment) loop(ctx context.Context, dec *decision) error {
+	var req Request
+	if err := json.Unmarshal(s.run.Request, &req); err != nil {
+		return fmt.Errorf("agent: unreadable request: %w", err)
+	}
+	m, err := s.rt.cfg.NewModel(ctx, &req)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errModel, err)
+	}
+	s.model = m
+	steps, err := s.rt.cfg.Store.StepList(ctx, s.run.ID)
+	if err != nil {
+		return fmt.Errorf("agent: reading the steps: %w", err)
+	}
+	if s.tr, err = rebuild(req.Prompt, steps); err != nil {
+		return fmt.Errorf("agent: rebuilding the conversation: %w", err)
+	}
+	for {
+		// The calls the model asked for that are not yet answered (after
+		// a resume, the one an operator decided on comes first).
+		for len(s.tr.pending) > 0 {
+			call := s.tr.pending[0]
+			var d *decision
+			if dec != nil && dec.callID == call.ID {
+				d, dec = dec, nil
+			}
+			if err := s.toolCall(ctx, call, d); err != nil {
+				return err
+			}
+		}
+		if s.tr.round > 0 && len(s.tr.messages) > 0 && s.lastTurnWasFinal() {
+			return nil
+		}
+		if s.tr.round >= s.rt.cfg.MaxRounds {
+			return errMaxRounds
+		}
+		if err := s.modelTurn(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// lastTurnWasFinal reports whether the model's last turn asked for no
+// tools: the run is done.
+func (s *segment) lastTurnWasFinal() bool {
+	last := s.tr.messages[len(s.tr.messages)-1]
+	return last.Role == model.RoleAssistant && len(last.ToolCalls) == 0
+}
+
+// modelTurn asks the model for the next turn and records it.
+func (s *segment) modelTurn(ctx context.Context) error {
+	tools, err := s.rt.cfg.Tools.List(ctx)
+	if err != nil {
+		return fmt.Errorf("agent: listing tools: %w", err)
+	}
+	specs := make([]model.ToolSpec, len(tools))
+	for i, t := range tools {
+		spec := t.Spec()
+		specs[i] = model.ToolSpec{Name: spec.Name, Description: spec.Description, InputSchema: spec.InputSchema}
+	}
+	start := s.rt.cfg.Now()
+	resp, err := s.model.Complete(ctx, &model.Request{Messages: s.tr.messages, Tools: specs})
+	if err != nil {
+		if s.cancelled(ctx) {
+			return stopCancelled
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("%w: %w", errModel, err)
+	}
+	round := s.tr.round + 1
+	var calls json.RawMessage
+	if len(resp.ToolCalls) > 0 {
+		calls, _ = json.Marshal(resp.ToolCalls)
+	}
+	step := &Step{RunID: s.run.ID, At: start, Kind: StepModel, Round: round, Args: calls,
+		Text: truncate(resp.Text), Duration: s.rt.cfg.Now().Sub(start)}
+	if err := s.boundary(ctx, step, false); err != nil {
+		return err
+	}
+	s.tr.messages = append(s.tr.messages, model.Message{Role: model.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls})
+	s.tr.round = round
+	s.tr.pending = resp.ToolCalls
+	return nil
+}
+
+// toolCall runs one tool call: approval, fence, a fresh look at the run
+// row, the call itself, and its step.
+func (s *segment) toolCall(ctx context.Context, call model.ToolCall, d *decision) error {
+	tool, err := s.rt.cfg.Tools.Tool(ctx, call.Name)
+	if err != nil {
+		return fmt.Errorf("agent: looking up tool %q: %w", call.Name, err)
+	}
+	if tool == nil {
+		return s.recordCall(ctx, call, OutcomeFailed, fmt.Sprintf("There is no tool called %q.", call.Name), 0, false)
+	}
+	if tool.RequiresApproval() && d == nil {
+		return s.suspend(ctx, call)
+	}
+	if d != nil && !d.approved {
+		return s.recordCall(ctx, call, OutcomeDenied, fmt.Sprintf("The operator denied the call to tool %q.", call.Name), 0, false)
+	}
+	// A fresh read of the row right before anything is sent: no call goes
+	// out for a run that is already cancelled.
+	callCtx, stop := s.rt.watcher.Watch(ctx, s.run.ID)
+	defer stop()
+	if s.cancelled(callCtx) {
+		return s.recordCall(ctx, call, OutcomeCancelled, cancelledText(call.Name), 0, false)
+	}
+	effect := tool.Effect()
+	if effect.IsWrite() {
+		// The fence goes up before the write can happen, guarded by the
+		// lease: a segment without it cannot write at all, and a cancel
+		// since the read above clears the lease, so this loses.
+		ok, err := s.rt.cfg.Store.RunSetPendingEffect(ctx, s.run.ID, s.owner, effect, s.leaseUntil())
+		if err != nil || !ok {
+			return s.lost(ctx)
+		}
+	}
+	start := s.rt.cfg.Now()
+	res, err := tool.Call(callCtx, call.Arguments)
+	took := s.rt.cfg.Now().Sub(start)
+	switch {
+	case err != nil && s.cancelled(callCtx):
+		res = &ToolResult{Outcome: OutcomeCancelled, Text: cancelledText(call.Name)}
+	case err != nil:
+		s.rt.logger.Info("agent: tool call failed", "run", s.run.ID, "tool", call.Name, "error", err)
+		res = &ToolResult{Outcome: OutcomeFailed, Text: fmt.Sprintf("The call to tool %q failed.", call.Name)}
+	case res == nil:
+		res = &ToolResult{Outcome: OutcomeFailed, Text: fmt.Sprintf("The call to tool %q returned nothing.", call.Name)}
+	}
+	return s.recordCall(ctx, call, res.Outcome, res.Text, took, effect.IsWrite())
+}
+
+func cancelledText(tool string) string {
+	return fmt.Sprintf("The call to tool %q was cancelled because the run was cancelled.", tool)
+}
+
+// recordCall records a tool call's step at a step boundary and answers the
+// call in the conversation.
+func (s *segment) recordCall(ctx context.Context, call model.ToolCall, outcome Outcome, text string, took time.Duration, write bool) error {
+	step := &Step{RunID: s.run.ID, At: s.rt.cfg.Now().Add(-took), Kind: StepTool, Round: s.tr.round,
+		Tool: call.Name, Args: call.Arguments, Outcome: outcome, Text: truncate(text), Duration: took}
+	if err := s.boundary(ctx, step, write); err != nil {
+		return err
+	}
+	s.tr.answer(step.Text)
+	return nil
+}
+
+// boundary is the step boundary. The order matters: probe first — a
+// cancelled run records the step and stops, never settling and never
+// clearing the fence; then record the step; only then clear the fence (or
+// renew the lease), guarded by the lease, so a write's fence comes down
+// only once its step is recorded on a run that is not cancelled.
+func (s *segment) boundary(ctx context.Context, step *Step, clearFence bool) error {
+	store := s.rt.cfg.Store
+	// Bookkeeping outlives a cancelled or timed-out context.
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if s.probeCancelled(bctx) {
+		if err := store.StepAppend(bctx, step); err != nil {
+			s.rt.logger.Warn("agent: recording the last step of a cancelled run failed", "run", s.run.ID, "error", err)
+		}
+		return stopCancelled
+	}
+	if err := store.StepAppend(bctx, step); err != nil {
+		// An unrecorded write is worse than a failed run: fail closed.
+		return fmt.Errorf("agent: recording a step: %w", err)
+	}
+	var ok bool
+	var err error
+	if clearFence {
+		ok, err = store.RunSetPendingEffect(bctx, s.run.ID, s.owner, "", s.leaseUntil())
+	} else {
+		ok, err = store.RunRenewLease(bctx, s.run.ID, s.owner, s.leaseUntil())
+	}
+	if err != nil || !ok {
+		return s.lost(bctx)
+	}
+	if ctx.Err() != nil && errors.Is(context.Cause(ctx), errRunDeadline) {
+		return ctx.Err()
+	}
+	return nil
+}
+
+// lost explains a guarded write that did not win: the run was cancelled,
+// or the lease is gone.
+func (s *segment) lost(ctx context.Context) error {
+	if s.probeCancelled(context.WithoutCancel(ctx)) {
+		return stopCancelled
+	}
+	return stopLeaseLost
+}
+
+// probeCancelled reads the run row: the step-boundary probe. A store error
+// is not a cancellation.
+func (s *segment) probeCancelled(ctx context.Context) bool {
+	statuses, err := s.rt.cfg.Store.RunStatuses(ctx, []string{s.run.ID})
+	if err != nil {
+		s.rt.logger.Warn("agent: probing the run failed; treating it as not cancelled", "run", s.run.ID, "error", err)
+		return false
+	}
+	return statuses[s.run.ID] == StatusCancelled
+}
+
+// cancelled reports whether ctx ended because the run was cancelled.
+func (s *segment) cancelled(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), ErrRunCancelled)
+}
+
+// suspend stores the resumable state and hands the run to the operator.
+func (s *segment) suspend(ctx context.Context, call model.ToolCall) error {
+	state, _ := json.Marshal(suspension{CallID: call.ID, Tool: call.Name, Round: s.tr.round})
+	ok, err := s.rt.cfg.Store.RunSuspend(context.WithoutCancel(ctx), s.run.ID, s.owner, StatusWaitingForApproval, state)
+	if err != nil || !ok {
+		return s.lost(ctx)
+	}
+	s.rt.logger.Info("agent: run waiting for approval", "run", s.run.ID, "tool", call.Name)
+	return stopSuspended
+}
+
+func (s *segment) leaseUntil() time.Time { return s.rt.cfg.Now().Add(s.rt.cfg.LeaseDuration) }
+
+func truncate(text string) string {
+	if len(text) <= maxStepText {
+		return text
+	}
+	return text[:maxStepText] + "\n[truncated]"
+}

@@ -1,0 +1,391 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/andonhq/andon/model"
+)
+
+// Defaults for [Config].
+const (
+	DefaultLeaseDuration     = time.Minute
+	DefaultMaxRounds         = 20
+	DefaultMaxRunTime        = 30 * time.Minute
+	DefaultMaxConcurrentRuns = 4
+	DefaultClaimInterval     = 250 * time.Millisecond
+	DefaultReapInterval      = 30 * time.Second
+	DefaultMaxAttempts       = 3
+)
+
+// Config configures a [Runtime]. Store, Tools and NewModel are required;
+// every other field says what its zero value means.
+type Config struct {
+	// Store keeps the runs. It is the one definition of a run's state.
+	Store Store
+	// Tools are what runs may call.
+	Tools Tools
+	// NewModel returns the model for a run's request.
+	NewModel func(ctx context.Context, req *Request) (model.Model, error)
+	// Watcher cancels the calls of cancelled runs. Nil means a watcher
+	// polling every WatchInterval, run by [Runtime.Run].
+	Watcher *Watcher
+	// WatchInterval is the backstop poll of the default watcher. Zero
+	// means DefaultWatchInterval.
+	WatchInterval time.Duration
+	// WorkerID names this process in lease owners. Empty means
+	// "host:pid".
+	WorkerID string
+	// LeaseDuration is how long a segment's claim on a run holds without
+	// renewal. It is renewed at every step and, during a long call, every
+	// third of it; a run whose worker died is reaped once it lapses. Zero
+	// means DefaultLeaseDuration.
+	LeaseDuration time.Duration
+	// MaxRounds bounds the model turns of a run. Zero means DefaultMaxRounds.
+	MaxRounds int
+	// MaxRunTime bounds a run from its first start. Zero means
+	// DefaultMaxRunTime.
+	MaxRunTime time.Duration
+	// MaxConcurrentRuns bounds the runs [Runtime.Run] executes at once.
+	// Zero means DefaultMaxConcurrentRuns.
+	MaxConcurrentRuns int
+	// ClaimInterval is how often Run looks for queued runs when nothing
+	// wakes it. Zero means DefaultClaimInterval.
+	ClaimInterval time.Duration
+	// ReapInterval is how often Run looks for runs whose lease expired.
+	// Zero means DefaultReapInterval.
+	ReapInterval time.Duration
+	// MaxAttempts bounds how often a run is claimed (retries after a lost
+	// worker). Zero means DefaultMaxAttempts.
+	MaxAttempts int
+	// OnCancel, if set, is told of every run this runtime cancels, after
+	// the store recorded it: a hook to tell other processes (PostgreSQL
+	// NOTIFY). This process's watcher is told anyway.
+	OnCancel func(runID string)
+	// Logger receives the runtime's diagnostics. Nil means discard them.
+	Logger *slog.Logger
+	// Now is the clock. Nil means time.Now.
+	Now func() time.Time
+}
+
+// Runtime executes agent runs: it claims queued runs, drives each through
+// its model and tools, records every step, and stops a cancelled run within
+// a bounded time — the in-flight call included.
+type Runtime struct {
+	cfg        Config
+	watcher    *Watcher
+	ownWatcher bool
+	logger     *slog.Logger
+	segment    atomic.Int64 // numbers lease owners
+	wake       chan struct{}
+	wg         sync.WaitGroup // resumed segments started by Approve or Deny
+	baseCtx    context.Context
+	stop       context.CancelFunc
+}
+
+// New returns a runtime, or an error if cfg is incomplete.
+func New(cfg Config) (*Runtime, error) {
+	switch {
+	case cfg.Store == nil:
+		return nil, errors.New("agent: Config.Store is required")
+	case cfg.Tools == nil:
+		return nil, errors.New("agent: Config.Tools is required")
+	case cfg.NewModel == nil:
+		return nil, errors.New("agent: Config.NewModel is required")
+	}
+	if cfg.WorkerID == "" {
+		host, _ := os.Hostname()
+		cfg.WorkerID = host + ":" + strconv.Itoa(os.Getpid())
+	}
+	cfg.LeaseDuration = cmpOr(cfg.LeaseDuration, DefaultLeaseDuration)
+	cfg.MaxRunTime = cmpOr(cfg.MaxRunTime, DefaultMaxRunTime)
+	cfg.ClaimInterval = cmpOr(cfg.ClaimInterval, DefaultClaimInterval)
+	cfg.ReapInterval = cmpOr(cfg.ReapInterval, DefaultReapInterval)
+	cfg.MaxRounds = cmpOr(cfg.MaxRounds, DefaultMaxRounds)
+	cfg.MaxConcurrentRuns = cmpOr(cfg.MaxConcurrentRuns, DefaultMaxConcurrentRuns)
+	cfg.MaxAttempts = cmpOr(cfg.MaxAttempts, DefaultMaxAttempts)
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	rt := &Runtime{cfg: cfg, watcher: cfg.Watcher, logger: cfg.Logger, wake: make(chan struct{}, 1)}
+	if rt.logger == nil {
+		rt.logger = slog.New(slog.DiscardHandler)
+	}
+	if rt.watcher == nil {
+		rt.watcher = NewWatcher(cfg.Store, cfg.WatchInterval, rt.logger)
+		rt.ownWatcher = true
+	}
+	rt.baseCtx, rt.stop = context.WithCancel(context.Background())
+	return rt, nil
+}
+
+func cmpOr[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// Watcher returns the runtime's watcher.
+func (rt *Runtime) Watcher() *Watcher { return rt.watcher }
+
+// Actor is who asks for something: the owner of a run, or an admin.
+type Actor struct {
+	ID    string
+	Admin bool
+}
+
+func (a Actor) mayAct(run *Run) bool { return a.Admin || (a.ID != "" && a.ID == run.Owner) }
+
+// Submit queues a new run for owner.
+func (rt *Runtime) Submit(ctx context.Context, owner string, req *Request) (*Run, error) {
+	if req.Prompt == "" {
+		return nil, errors.New("agent: a run needs a prompt")
+	}
+	raw, err := json.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("agent: encoding the request: %w", err)
+	}
+	run := &Run{ID: newRunID(), Owner: owner, Request: raw, Status: StatusQueued, CreatedAt: rt.cfg.Now()}
+	if err := rt.cfg.Store.RunInsert(ctx, run); err != nil {
+		return nil, fmt.Errorf("agent: storing the run: %w", err)
+	}
+	select {
+	case rt.wake <- struct{}{}:
+	default:
+	}
+	return run, nil
+}
+
+// newRunID returns a random run id.
+func newRunID() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return "run_" + hex.EncodeToString(b)
+}
+
+// Cancel cancels a run on behalf of actor, who must own it or be an admin.
+// The run's row moves to cancelled in one guarded statement (of two
+// concurrent cancels, one wins; a finished run is refused with ErrFinished),
+// its resumable state is dropped and its write fence is kept; then every
+// call it has in flight in this process is cancelled at once, and other
+// processes learn of it through OnCancel or their watcher's poll.
+func (rt *Runtime) Cancel(ctx context.Context, actor Actor, runID string) error {
+	run, err := rt.cfg.Store.RunGet(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if !actor.mayAct(run) {
+		return fmt.Errorf("%w: %s may not cancel run %s", ErrForbidden, actor.ID, runID)
+	}
+	won, err := rt.cfg.Store.RunFinish(ctx, runID, "", StatusCancelled, ReasonCancelled, "")
+	if err != nil {
+		return fmt.Errorf("agent: cancelling run %s: %w", runID, err)
+	}
+	if !won {
+		return fmt.Errorf("%w: run %s", ErrFinished, runID)
+	}
+	rt.logger.Info("agent: run cancelled", "run", runID, "by", actor.ID)
+	rt.watcher.Cancelled(runID)
+	if rt.cfg.OnCancel != nil {
+		rt.cfg.OnCancel(runID)
+	}
+	return nil
+}
+
+// Approve lets the tool call a run is waiting on go ahead: the run resumes
+// in a new leased segment, on this runtime, and the call is made. Of two
+// concurrent decisions, one wins; the other gets ErrNotWaiting.
+func (rt *Runtime) Approve(ctx context.Context, actor Actor, runID string) error {
+	return rt.decide(ctx, actor, runID, true)
+}
+
+// Deny refuses the tool call a run is waiting on: the run resumes, and the
+// model is told that the operator denied the call.
+func (rt *Runtime) Deny(ctx context.Context, actor Actor, runID string) error {
+	return rt.decide(ctx, actor, runID, false)
+}
+
+func (rt *Runtime) decide(ctx context.Context, actor Actor, runID string, approve bool) error {
+	run, err := rt.cfg.Store.RunGet(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if !actor.mayAct(run) {
+		return fmt.Errorf("%w: %s may not decide for run %s", ErrForbidden, actor.ID, runID)
+	}
+	if run.Status.Terminal() {
+		return fmt.Errorf("%w: run %s", ErrFinished, runID)
+	}
+	owner := rt.newOwner("resume")
+	resumed, err := rt.cfg.Store.RunResume(ctx, runID, StatusWaitingForApproval, owner, rt.cfg.Now().Add(rt.cfg.LeaseDuration))
+	if err != nil {
+		return fmt.Errorf("agent: resuming run %s: %w", runID, err)
+	}
+	if resumed == nil {
+		return fmt.Errorf("%w: run %s", ErrNotWaiting, runID)
+	}
+	var wait suspension
+	if err := json.Unmarshal(resumed.Suspended, &wait); err != nil {
+		return fmt.Errorf("agent: run %s has unreadable resumable state: %w", runID, err)
+	}
+	outcome := OutcomeOK
+	if !approve {
+		outcome = OutcomeDenied
+	}
+	if err := rt.cfg.Store.StepAppend(ctx, &Step{RunID: runID, At: rt.cfg.Now(), Kind: StepApproval, Round: wait.Round,
+		Tool: wait.Tool, Outcome: outcome, Text: "by " + actor.ID}); err != nil {
+		rt.logger.Warn("agent: recording an approval failed", "run", runID, "error", err)
+	}
+	rt.wg.Add(1)
+	go func() {
+		defer rt.wg.Done()
+		rt.execute(rt.baseCtx, resumed, owner, &decision{callID: wait.CallID, approved: approve})
+	}()
+	return nil
+}
+
+// suspension is the resumable state of a run waiting for approval: which
+// call it waits on. The conversation itself is rebuilt from the steps.
+type suspension struct {
+	CallID string `json:"call_id"`
+	Tool   string `json:"tool"`
+	Round  int    `json:"round"`
+}
+
+// decision is an operator's answer to a suspension.
+type decision struct {
+	callID   string
+	approved bool
+}
+
+func (rt *Runtime) newOwner(kind string) string {
+	return kind + ":" + rt.cfg.WorkerID + ":" + strconv.FormatInt(rt.segment.Add(1), 10)
+}
+
+// Run claims queued runs and executes them, up to MaxConcurrentRuns at a
+// time, until ctx ends; it also runs the watcher's poll and the reaper.
+// When ctx ends, the runs in flight are interrupted (their leases lapse and
+// the reaper of a later process decides whether they may be retried), and
+// Run returns once they have stopped.
+func (rt *Runtime) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	if rt.ownWatcher {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rt.watcher.Run(ctx)
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		rt.reapLoop(ctx)
+	}()
+	slots := make(chan struct{}, rt.cfg.MaxConcurrentRuns)
+	idle := time.NewTicker(rt.cfg.ClaimInterval)
+	defer idle.Stop()
+	defer func() {
+		rt.stop() // resumed segments too
+		wg.Wait()
+		rt.wg.Wait()
+	}()
+	for {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil
+		}
+		owner := rt.newOwner("worker")
+		run, err := rt.cfg.Store.RunClaim(ctx, owner, rt.cfg.Now().Add(rt.cfg.LeaseDuration))
+		if err != nil && ctx.Err() == nil {
+			rt.logger.Warn("agent: claiming a run failed", "error", err)
+		}
+		if run == nil {
+			<-slots
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-rt.wake:
+			case <-idle.C:
+			}
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			rt.execute(ctx, run, owner, nil)
+		}()
+	}
+}
+
+// Close stops segments that Approve or Deny started outside Run and waits
+// for them.
+func (rt *Runtime) Close() {
+	rt.stop()
+	rt.wg.Wait()
+}
+
+// reapLoop periodically hands runs whose lease lapsed (their worker died)
+// back to the queue — unless they were found mid non-idempotent write, or
+// out of attempts, in which case they are dead-lettered.
+func (rt *Runtime) reapLoop(ctx context.Context) {
+	t := time.NewTicker(rt.cfg.ReapInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			rt.Reap(ctx)
+		}
+	}
+}
+
+// Reap handles every run whose lease has lapsed: a run found mid
+// non-idempotent write is failed (not_retryable) and never retried, a run
+// out of attempts is failed, and any other goes back to the queue.
+func (rt *Runtime) Reap(ctx context.Context) {
+	now := rt.cfg.Now()
+	stale, err := rt.cfg.Store.RunsStale(ctx, now)
+	if err != nil {
+		rt.logger.Warn("agent: listing stale runs failed", "error", err)
+		return
+	}
+	for _, run := range stale {
+		var ok bool
+		switch {
+		case !MayRetry(run.PendingEffect):
+			ok, err = rt.cfg.Store.RunFinishStale(ctx, run.ID, now, StatusFailed, ReasonNotRetryable, "interrupted during a non-idempotent write; not retried")
+		case run.Attempts >= rt.cfg.MaxAttempts:
+			ok, err = rt.cfg.Store.RunFinishStale(ctx, run.ID, now, StatusFailed, ReasonFailed, "out of attempts")
+		default:
+			ok, err = rt.cfg.Store.RunRequeueStale(ctx, run.ID, now)
+			if ok {
+				select {
+				case rt.wake <- struct{}{}:
+				default:
+				}
+			}
+		}
+		if err != nil {
+			rt.logger.Warn("agent: reaping a run failed", "run", run.ID, "error", err)
+		} else if ok {
+			rt.logger.Info("agent: reaped a run whose worker went away", "run", run.ID, "pending_effect", string(run.PendingEffect))
+		}
+	}
+}

@@ -1,0 +1,80 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrNotFound is returned by a Store for a run that does not exist.
+var ErrNotFound = errors.New("agent: run not found")
+
+// Store keeps runs and their steps. It is the only definition of a run's
+// state: every transition is one guarded statement that changes the row
+// only if it is in the expected state (and, where an owner is given, still
+// held by that owner), and reports whether it did. Implementations live in
+// package sqlstore; they must be safe for concurrent use, also by several
+// processes.
+type Store interface {
+	// RunInsert stores a new run (status queued, unless set).
+	RunInsert(ctx context.Context, run *Run) error
+	// RunGet reads a run, or returns ErrNotFound.
+	RunGet(ctx context.Context, id string) (*Run, error)
+	// RunList lists runs, newest first.
+	RunList(ctx context.Context, filter RunFilter) ([]*Run, error)
+	// RunStatuses reads the status of many runs in one query. Runs that do
+	// not exist are absent from the map.
+	RunStatuses(ctx context.Context, ids []string) (map[string]Status, error)
+
+	// RunClaim moves the oldest queued run to running for owner, with a
+	// lease until leaseUntil, and returns it; nil if no run is queued.
+	RunClaim(ctx context.Context, owner string, leaseUntil time.Time) (*Run, error)
+	// RunRenewLease extends the lease of a running run owner holds.
+	RunRenewLease(ctx context.Context, id, owner string, leaseUntil time.Time) (bool, error)
+	// RunSetPendingEffect stamps (or, with "", clears) the write fence of a
+	// running run owner holds, and renews its lease, in one statement.
+	RunSetPendingEffect(ctx context.Context, id, owner string, effect Effect, leaseUntil time.Time) (bool, error)
+	// RunSuspend moves a running run owner holds to a waiting status,
+	// storing its resumable state and releasing the lease. A suspension
+	// that arrives after a cancel changes nothing.
+	RunSuspend(ctx context.Context, id, owner string, to Status, state []byte) (bool, error)
+	// RunResume moves a run waiting in status from to running, for owner
+	// with a lease until leaseUntil, and returns it (with its resumable
+	// state); nil if the run was not waiting in from (someone else resumed
+	// it, or it was cancelled).
+	RunResume(ctx context.Context, id string, from Status, owner string, leaseUntil time.Time) (*Run, error)
+	// RunFinish moves a run that is not terminal to a terminal status —
+	// and, when owner is not empty, only if owner holds it. It clears the
+	// resumable state and the lease, and leaves the write fence as it is.
+	// Cancelling a run is RunFinish with StatusCancelled and no owner.
+	RunFinish(ctx context.Context, id, owner string, to Status, reason Reason, errText string) (bool, error)
+	// RunRequeue moves a running run owner holds back to queued, releasing
+	// the lease and clearing the fence (the fence belongs to the attempt).
+	// Callers ask MayRetry first.
+	RunRequeue(ctx context.Context, id, owner string) (bool, error)
+	// RunsStale lists running runs whose lease expired before now.
+	RunsStale(ctx context.Context, now time.Time) ([]*Run, error)
+	// RunRequeueStale is RunRequeue for a run whose lease expired before
+	// now, whoever held it.
+	RunRequeueStale(ctx context.Context, id string, now time.Time) (bool, error)
+	// RunFinishStale is RunFinish for a running run whose lease expired
+	// before now, whoever held it.
+	RunFinishStale(ctx context.Context, id string, now time.Time, to Status, reason Reason, errText string) (bool, error)
+
+	// StepAppend appends a step to its run, assigning step.Seq.
+	StepAppend(ctx context.Context, step *Step) error
+	// StepList returns a run's steps in order.
+	StepList(ctx context.Context, runID string) ([]*Step, error)
+}
+
+// RunFilter selects runs for RunList. The zero value selects the newest
+// DefaultRunListLimit runs.
+type RunFilter struct {
+	Owner  string // only this owner's runs, if set
+	Status Status // only runs in this status, if set
+	Limit  int    // at most this many; 0 means DefaultRunListLimit
+	Before string // only runs created before this run (for paging), if set
+}
+
+// DefaultRunListLimit is how many runs RunList returns by default.
+const DefaultRunListLimit = 100
