@@ -166,8 +166,7 @@ func (f *serverFlags) connect(ctx context.Context, e *env, logOut io.Writer) (*s
 	if f.verbose {
 		level = slog.LevelDebug
 	}
-	notices := newCancelNotices(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
-	logger := slog.New(notices)
+	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
 
 	argv, _ := splitCommandLine(f.stdio) // checked by check
 	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
@@ -195,7 +194,7 @@ func (f *serverFlags) connect(ctx context.Context, e *env, logOut io.Writer) (*s
 		// timeout: 124 is reserved for the call's own --timeout.
 		return nil, exitTransport, false
 	}
-	return &session{client: c, logger: logger, notices: notices}, 0, true
+	return &session{client: c, logger: logger}, 0, true
 }
 
 // callOptions returns the options of each request, from the flags.
@@ -205,25 +204,21 @@ func (f *serverFlags) callOptions() *mcp.CallOptions {
 
 // session is a connected client and what a command needs around it.
 type session struct {
-	client  *mcp.Client
-	logger  *slog.Logger
-	notices *cancelNotices
+	client *mcp.Client
+	logger *slog.Logger
 }
 
 // fail reports the failed request what and returns the exit code for err.
-// If the request was interrupted, it first lets the client finish telling
-// the server (see cancelNotices), so that the Close that follows does not
-// cut the notification off.
+// An interrupted request's cancellation is already on its way: close lets
+// it go out before the connection closes.
 func (s *session) fail(ctx context.Context, e *env, what string, err error) int {
 	e.errorf("%s: %v", what, err)
-	if errors.Is(err, mcp.ErrCancelled) || errors.Is(err, mcp.ErrTimeout) {
-		s.notices.wait()
-	}
 	return requestFailure(ctx, err)
 }
 
-// close closes the client. It is bounded: the server gets its stdin closed,
-// then SIGTERM, then SIGKILL, and calls in flight are cancelled on the wire.
+// close closes the client. It is bounded: cancellations already on their
+// way go out first, calls in flight are cancelled on the wire, and the
+// server gets its stdin closed, then SIGTERM, then SIGKILL.
 func (s *session) close() {
 	if err := s.client.Close(); err != nil {
 		s.logger.Debug("andon: closing the connection", "error", err)
