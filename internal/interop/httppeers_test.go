@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -246,10 +247,18 @@ type peerServer struct {
 	url    string // the MCP endpoint to give andon
 	events *eventLog
 	wire   *wireLog
+	conns  atomic.Int64 // TCP connections accepted so far
 }
 
 // startPeer starts the peer named kind on 127.0.0.1. It ends with t.
 func startPeer(t testing.TB, kind string) *peerServer {
+	t.Helper()
+	return startPeerWith(t, kind, nil)
+}
+
+// startPeerWith is startPeer with the peer's handler wrapped by wrap, if
+// not nil, inside the recorder.
+func startPeerWith(t testing.TB, kind string, wrap func(http.Handler) http.Handler) *peerServer {
 	t.Helper()
 	p := &peerServer{events: &eventLog{}, wire: &wireLog{}}
 	sink := &eventSink{log: p.events}
@@ -282,7 +291,16 @@ func startPeer(t testing.TB, kind string) *peerServer {
 	default:
 		t.Fatalf("unknown peer %q", kind)
 	}
-	srv := httptest.NewServer(p.wire.wrap(h))
+	if wrap != nil {
+		h = wrap(h)
+	}
+	srv := httptest.NewUnstartedServer(p.wire.wrap(h))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			p.conns.Add(1)
+		}
+	}
+	srv.Start()
 	t.Cleanup(srv.Close)
 	p.url = srv.URL + path
 	return p
