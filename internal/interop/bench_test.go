@@ -6,7 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +21,9 @@ import (
 	"testing"
 	"time"
 
+	mcpgoclient "github.com/mark3labs/mcp-go/client"
+	mcpgotransport "github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/andonhq/andon/mcp"
@@ -247,21 +252,44 @@ func BenchmarkServerSeesCancel(b *testing.B) {
 // percentiles of the client's return (serverSide false) or of the handler
 // seeing the cancellation (serverSide true).
 func cancelLoop(b *testing.B, c benchClient, hub *eventHub, serverSide bool) {
+	cancelLoopWith(b, c, hub, serverSide, true)
+}
+
+// neverCancelledMS is how long the slow tool sleeps in a cancel loop whose
+// server never sees the cancel: long enough that the cancel comes first,
+// short enough to wait for every handler to finish.
+const neverCancelledMS = 20
+
+// cancelLoopWith is cancelLoop for a server that sees the cancel (cancels)
+// or never does. In the latter case the handler sleeps neverCancelledMS and
+// the next call starts only once it has finished (untimed), so that no
+// orphaned handler runs during a later sample. A call the server answered
+// before the cancel (the machine stalled for neverCancelledMS) is not a
+// sample, and is counted as raced/op.
+func cancelLoopWith(b *testing.B, c benchClient, hub *eventHub, serverSide, cancels bool) {
 	b.Helper()
+	if serverSide && !cancels {
+		b.Fatal("the server never sees this cancel")
+	}
 	type result struct {
 		at  time.Time
 		err error
 	}
 	run := hub.nextRun()
 	lat := make([]time.Duration, 0, b.N)
+	raced := 0
 	b.ResetTimer()
 	b.StopTimer()
 	for i := range b.N {
 		tag := "r" + strconv.Itoa(run) + "-" + strconv.Itoa(i)
+		args := map[string]any{"tag": tag}
+		if !cancels {
+			args["ms"] = neverCancelledMS
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan result, 1)
 		go func() {
-			err := c.call(ctx, "slow", map[string]any{"tag": tag})
+			err := c.call(ctx, "slow", args)
 			done <- result{time.Now(), err}
 		}()
 		hub.wait(b, evStarted, tag)
@@ -271,16 +299,25 @@ func cancelLoop(b *testing.B, c benchClient, hub *eventHub, serverSide bool) {
 		cancel()
 		var seen serverEvent
 		var r result
-		if serverSide {
+		switch {
+		case serverSide:
 			seen = hub.wait(b, evCancelled, tag)
 			b.StopTimer()
 			r = <-done
-		} else {
+		case cancels:
 			r = <-done
 			b.StopTimer()
 			seen = hub.wait(b, evCancelled, tag)
+		default:
+			r = <-done
+			b.StopTimer()
+			hub.wait(b, evFinished, tag)
 		}
 
+		if !cancels && r.err == nil {
+			raced++
+			continue
+		}
 		if !c.isCancelled(r.err) {
 			b.Fatalf("call %s after cancel returned %v, want a cancellation", tag, r.err)
 		}
@@ -291,6 +328,9 @@ func cancelLoop(b *testing.B, c benchClient, hub *eventHub, serverSide bool) {
 		}
 	}
 	reportPercentiles(b, lat)
+	if !cancels {
+		b.ReportMetric(float64(raced)/float64(b.N), "raced/op")
+	}
 }
 
 // serverEvent is an event the slow tool reported.
@@ -522,4 +562,274 @@ func serveCanned(conn net.Conn) {
 			return
 		}
 	}
+}
+
+// The HTTP benchmarks measure andon's client, go-sdk v1.8.0's and mcp-go
+// v1.2.1's against the same server per HTTP generation: go-sdk's handlers
+// (runGoSDKHTTPServer), in a subprocess of their own on 127.0.0.1, a fresh
+// one per generation and client. Every client is pinned to the
+// generation's revision and gets an http.Client of its own with the same
+// settings; none opens a standalone GET stream.
+
+type mcpgoBench struct{ c *mcpgoclient.Client }
+
+func (m mcpgoBench) call(ctx context.Context, name string, args map[string]any) error {
+	res, err := m.c.CallTool(ctx, mcpgo.CallToolRequest{Params: mcpgo.CallToolParams{Name: name, Arguments: args}})
+	if err == nil && res.IsError {
+		err = fmt.Errorf("%s: tool error", name)
+	}
+	return err
+}
+
+func (mcpgoBench) isCancelled(err error) bool { return errors.Is(err, context.Canceled) }
+
+// httpGen is an HTTP generation: the go-sdk handler that serves it and the
+// revision every client is pinned to.
+type httpGen struct{ mode, revision string }
+
+func (g httpGen) name() string { return "http-" + g.mode + "/" + g.revision }
+
+var httpGens = []httpGen{
+	{httpModeStateless, mcp.Version20260728},
+	{httpModeStateful, mcp.Version20251125},
+	{httpModeSSE, mcp.Version20241105},
+}
+
+// httpBenchClients are the clients compared over HTTP, in the order they run.
+var httpBenchClients = []string{"andon", "gosdk", "mcpgo"}
+
+// httpCancelSeen reports whether go-sdk's handler for gen sees client kind's
+// cancellation, and if not, why.
+func httpCancelSeen(kind string, gen httpGen) (bool, string) {
+	if kind == "mcpgo" && gen.mode != httpModeStateless {
+		return false, "mcp-go's client sends no notifications/cancelled over HTTP (client/client.go:311-313), and go-sdk's " +
+			gen.mode + " handler does not cancel a handler when the client disconnects"
+	}
+	return true, ""
+}
+
+// startGoSDKHTTP starts a go-sdk HTTP server subprocess serving mode, with
+// the extra environment env, and returns its URL. It ends with b.
+func startGoSDKHTTP(b *testing.B, mode string, env ...string) string {
+	b.Helper()
+	exe, env := selfCommand(b, roleGoSDKHTTPServer, append(env, httpModeEnv+"="+mode)...)
+	cmd := exec.Command(exe)
+	cmd.Env = env
+	cmd.Stderr = tWriter{b}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	exited := make(chan struct{})
+	lines := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(stdout).ReadString('\n')
+		lines <- strings.TrimSpace(line)
+		io.Copy(io.Discard, stdout)
+		cmd.Wait()
+		close(exited)
+	}()
+	b.Cleanup(func() {
+		stdin.Close()
+		select {
+		case <-exited:
+		case <-time.After(pollDeadline):
+			cmd.Process.Kill()
+			<-exited
+		}
+	})
+	select {
+	case url := <-lines:
+		if !strings.HasPrefix(url, "http://127.0.0.1:") {
+			b.Fatalf("the go-sdk HTTP server said %q, not its URL", url)
+		}
+		return url
+	case <-time.After(pollDeadline):
+		b.Fatal("the go-sdk HTTP server did not start")
+		return ""
+	}
+}
+
+// benchHTTPClient returns an http.Client of its own, which counts the TCP
+// connections it dials in dials; every client under test gets the same
+// settings.
+func benchHTTPClient(b *testing.B, dials *atomic.Int64) *http.Client {
+	d := &net.Dialer{}
+	tr := &http.Transport{
+		MaxIdleConns: 16, MaxIdleConnsPerHost: 16, IdleConnTimeout: time.Minute,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			dials.Add(1)
+			return d.DialContext(ctx, network, addr)
+		},
+	}
+	b.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr}
+}
+
+// startHTTPBench connects the client named kind to a fresh go-sdk server
+// for gen, pinned to gen's revision; dials counts the TCP connections the
+// client makes. Both end with b.
+func startHTTPBench(b *testing.B, kind string, gen httpGen, dials *atomic.Int64, env ...string) benchClient {
+	b.Helper()
+	url := startGoSDKHTTP(b, gen.mode, env...)
+	hc := benchHTTPClient(b, dials)
+	ctx, cancel := context.WithTimeout(context.Background(), pollDeadline)
+	defer cancel()
+	switch kind {
+	case "andon":
+		c, err := mcp.Connect(ctx, mcp.HTTP(url, hc), &mcp.ClientOptions{ProtocolVersion: gen.revision, Logger: testLogger(b)})
+		if err != nil {
+			b.Fatalf("andon connecting to go-sdk %s: %v", gen.mode, err)
+		}
+		b.Cleanup(func() {
+			if err := c.Close(); err != nil {
+				b.Errorf("closing andon's client: %v", err)
+			}
+		})
+		if got := c.ProtocolVersion(); got != gen.revision {
+			b.Fatalf("andon negotiated %q, pinned %q", got, gen.revision)
+		}
+		return andonBench{c}
+	case "gosdk":
+		var t gosdk.Transport = &gosdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}
+		if gen.mode == httpModeSSE {
+			t = &gosdk.SSEClientTransport{Endpoint: url, HTTPClient: hc}
+		}
+		client := gosdk.NewClient(&gosdk.Implementation{Name: "interop-gosdk-client", Version: "1"}, nil)
+		// Not ctx: go-sdk's SSE transport ties its event stream to the
+		// context Connect gets (peer-sdks.md bug (c)).
+		cs, err := client.Connect(context.Background(), t, &gosdk.ClientSessionOptions{ProtocolVersion: gen.revision})
+		if err != nil {
+			b.Fatalf("go-sdk connecting to go-sdk %s: %v", gen.mode, err)
+		}
+		b.Cleanup(func() {
+			if err := cs.Close(); err != nil {
+				b.Errorf("closing go-sdk's session: %v", err)
+			}
+		})
+		if got := cs.InitializeResult().ProtocolVersion; got != gen.revision {
+			b.Fatalf("go-sdk negotiated %q, asked for %q", got, gen.revision)
+		}
+		return gosdkBench{cs}
+	case "mcpgo":
+		var t mcpgotransport.Interface
+		var err error
+		if gen.mode == httpModeSSE {
+			t, err = mcpgotransport.NewSSE(url, mcpgotransport.WithHTTPClient(hc))
+		} else {
+			t, err = mcpgotransport.NewStreamableHTTP(url, mcpgotransport.WithHTTPBasicClient(hc))
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		// Pinned: unpinned, mcp-go takes go-sdk's stateful server for a
+		// 2026-07-28 server and every call fails (peer-sdks.md bug (b)).
+		c := mcpgoclient.NewClient(t, mcpgoclient.WithProtocolVersion(gen.revision))
+		if err := c.Start(context.Background()); err != nil {
+			b.Fatalf("mcp-go starting its %s transport: %v", gen.mode, err)
+		}
+		b.Cleanup(func() {
+			if err := c.Close(); err != nil {
+				b.Errorf("closing mcp-go's client: %v", err)
+			}
+		})
+		res, err := c.Initialize(ctx, mcpgo.InitializeRequest{Params: mcpgo.InitializeParams{
+			ProtocolVersion: gen.revision,
+			ClientInfo:      mcpgo.Implementation{Name: "interop-mcpgo-client", Version: "1"},
+		}})
+		if err != nil {
+			b.Fatalf("mcp-go connecting to go-sdk %s: %v", gen.mode, err)
+		}
+		if res.ProtocolVersion != gen.revision {
+			b.Fatalf("mcp-go negotiated %q, pinned %q", res.ProtocolVersion, gen.revision)
+		}
+		return mcpgoBench{c}
+	}
+	b.Fatalf("unknown client %q", kind)
+	return nil
+}
+
+// forEachHTTPClient runs bench as the sub-benchmarks http-MODE/REVISION/CLIENT
+// (the clients of one generation run back to back, so their ratios are
+// taken seconds apart), each with a server and a connection of its own. With
+// events, the server reports the slow tool's events to a hub of the
+// sub-benchmark's own. dials counts the client's TCP connections.
+func forEachHTTPClient(b *testing.B, events bool, bench func(b *testing.B, kind string, gen httpGen, c benchClient, hub *eventHub, dials *atomic.Int64)) {
+	for _, gen := range httpGens {
+		b.Run(gen.name(), func(b *testing.B) {
+			for _, kind := range httpBenchClients {
+				b.Run(kind, func(b *testing.B) {
+					var hub *eventHub
+					var env []string
+					if events {
+						hub = newEventHub(b)
+						env = append(env, eventsSockEnv+"="+hub.path)
+					}
+					dials := new(atomic.Int64)
+					bench(b, kind, gen, startHTTPBench(b, kind, gen, dials, env...), hub, dials)
+				})
+			}
+		})
+	}
+}
+
+// BenchmarkHTTPCallRoundTrip measures a call of the echo tool over HTTP,
+// from CallTool to its return, one caller at a time, with its latency
+// percentiles, the client process's CPU time per call (the server is
+// another process), and the TCP connections the client dialled per call.
+func BenchmarkHTTPCallRoundTrip(b *testing.B) {
+	forEachHTTPClient(b, false, func(b *testing.B, _ string, _ httpGen, c benchClient, _ *eventHub, dials *atomic.Int64) {
+		ctx := context.Background()
+		args := map[string]any{"text": "hello"}
+		for range 20 { // warm up, untimed
+			if err := c.call(ctx, "echo", args); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportAllocs()
+		cpu := processCPU(b)
+		dialled := dials.Load()
+		lat := make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		for range b.N {
+			start := time.Now()
+			if err := c.call(ctx, "echo", args); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(start))
+		}
+		b.StopTimer()
+		reportPercentiles(b, lat)
+		b.ReportMetric(float64((processCPU(b)-cpu).Nanoseconds())/1e3/float64(b.N), "client-cpu-µs/op")
+		b.ReportMetric(float64(dials.Load()-dialled)/float64(b.N), "dials/op")
+	})
+}
+
+// BenchmarkHTTPCancelToReturn is BenchmarkCancelToReturn over HTTP. Against
+// a server that never sees a client's cancel, the handler sleeps
+// neverCancelledMS and the next call waits for it to finish (untimed).
+func BenchmarkHTTPCancelToReturn(b *testing.B) {
+	forEachHTTPClient(b, true, func(b *testing.B, kind string, gen httpGen, c benchClient, hub *eventHub, _ *atomic.Int64) {
+		seen, _ := httpCancelSeen(kind, gen)
+		cancelLoopWith(b, c, hub, false, seen)
+	})
+}
+
+// BenchmarkHTTPServerSeesCancel is BenchmarkServerSeesCancel over HTTP, for
+// every client whose cancel the server can see; the others are skipped,
+// with the reason.
+func BenchmarkHTTPServerSeesCancel(b *testing.B) {
+	forEachHTTPClient(b, true, func(b *testing.B, kind string, gen httpGen, c benchClient, hub *eventHub, _ *atomic.Int64) {
+		if seen, why := httpCancelSeen(kind, gen); !seen {
+			b.Skip("n/a: " + why)
+		}
+		cancelLoop(b, c, hub, true)
+	})
 }

@@ -3,7 +3,9 @@ package interop
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -167,6 +169,70 @@ func runGoSDKServer(ctx context.Context) int {
 	if err != nil && !strings.Contains(err.Error(), "EOF") {
 		fmt.Fprintln(os.Stderr, "interop server:", err)
 		return 1
+	}
+	return 0
+}
+
+// httpModeEnv selects what a go-sdk HTTP server subprocess serves: one of
+// the httpMode constants.
+const httpModeEnv = "ANDON_INTEROP_HTTP_MODE"
+
+// The go-sdk HTTP handlers the HTTP benchmarks run against, one per HTTP
+// generation.
+const (
+	// StreamableHTTPHandler, Stateless and PropagateRequestCancellation:
+	// 2026-07-28, a handler is cancelled when its POST goes away.
+	httpModeStateless = "stateless"
+	// StreamableHTTPHandler with default options: sessions, 2025-11-25 and
+	// older.
+	httpModeStateful = "stateful"
+	// SSEHandler: HTTP+SSE.
+	httpModeSSE = "sse"
+)
+
+// runGoSDKHTTPServer serves the go-sdk server over HTTP on 127.0.0.1, with
+// the handler httpModeEnv names, prints its URL on stdout, and serves until
+// stdin ends. The slow tool reports to the unix socket eventsSockEnv names.
+func runGoSDKHTTPServer() int {
+	sink := &eventSink{}
+	if path := os.Getenv(eventsSockEnv); path != "" {
+		conn, err := net.Dial("unix", path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "interop server:", err)
+			return 2
+		}
+		defer conn.Close()
+		sink.sock = conn
+	}
+	s := newGoSDKServer(sink)
+	getServer := func(*http.Request) *gosdk.Server { return s }
+	var h http.Handler
+	switch mode := os.Getenv(httpModeEnv); mode {
+	case httpModeStateless:
+		h = gosdk.NewStreamableHTTPHandler(getServer, &gosdk.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true})
+	case httpModeStateful:
+		h = gosdk.NewStreamableHTTPHandler(getServer, nil)
+	case httpModeSSE:
+		h = gosdk.NewSSEHandler(getServer, nil)
+	default:
+		fmt.Fprintf(os.Stderr, "interop server: unknown %s %q\n", httpModeEnv, mode)
+		return 2
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "interop server:", err)
+		return 2
+	}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(ln)
+	fmt.Printf("http://%s\n", ln.Addr())
+	io.Copy(io.Discard, os.Stdin)
+	// Handlers a client never cancelled may still be running; they get a
+	// moment, then the process ends anyway.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		srv.Close()
 	}
 	return 0
 }

@@ -18,8 +18,9 @@ const roleEnv = "ANDON_INTEROP_ROLE"
 
 // The roles a re-executed test binary can play.
 const (
-	roleGoSDKServer   = "gosdk-server"   // a go-sdk MCP server over stdio (see gosdkserver_test.go)
-	roleMCPTestServer = "mcptest-server" // andon's mcptest server over stdio
+	roleGoSDKServer     = "gosdk-server"      // a go-sdk MCP server over stdio (see gosdkserver_test.go)
+	roleGoSDKHTTPServer = "gosdk-http-server" // a go-sdk MCP server over HTTP on 127.0.0.1
+	roleMCPTestServer   = "mcptest-server"    // andon's mcptest server over stdio
 )
 
 // mcptestRecordEnv names the file an mcptest server subprocess records to.
@@ -31,6 +32,8 @@ func TestMain(m *testing.M) {
 		goleak.VerifyTestMain(m)
 	case roleGoSDKServer:
 		os.Exit(runGoSDKServer(context.Background()))
+	case roleGoSDKHTTPServer:
+		os.Exit(runGoSDKHTTPServer())
 	case roleMCPTestServer:
 		var args []string
 		if path := os.Getenv(mcptestRecordEnv); path != "" {
