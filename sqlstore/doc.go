@@ -1,6 +1,7 @@
 // Package sqlstore is andon's SQLite store: it implements vault.Backend and
 // audit.Store over one database file, using modernc.org/sqlite (pure Go, no
 // cgo).
+// It also implements [agent.Store]: runs, their guarded transitions and steps.
 //
 // [Open] creates the file if needed, turns on WAL mode and a busy timeout,
 // and applies the embedded migrations (migrations/*.sql) that have not run

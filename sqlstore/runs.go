@@ -1,0 +1,196 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/andonhq/andon/agent"
+)
+
+var _ agent.Store = (*Store)(nil)
+
+// runColumns is the column list every read of a whole run selects or
+// returns, in the order scanRun expects.
+const runColumns = `id, owner, request, status, reason, error, lease_owner, lease_expires,
+	pending_effect, suspended, attempts, created_at, started_at, finished_at`
+
+// RunInsert implements [agent.Store]. run.ID must be set. A zero Status is
+// stored (and set in run) as queued, a zero CreatedAt as now. Every other
+// field is stored as given, so a run can be born running with a lease.
+// Inserting an ID that exists fails.
+func (s *Store) RunInsert(ctx context.Context, run *agent.Run) error {
+	if run.ID == "" {
+		return errors.New("sqlstore: inserting a run: empty id")
+	}
+	if run.Status == "" {
+		run.Status = agent.StatusQueued
+	}
+	if run.CreatedAt.IsZero() {
+		run.CreatedAt = time.Now().UTC()
+	}
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO runs (`+runColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		run.ID, run.Owner, nullBytes(run.Request), string(run.Status), string(run.Reason), run.Error,
+		run.LeaseOwner, nanos(run.LeaseExpires), string(run.PendingEffect), nullBytes(run.Suspended),
+		run.Attempts, nanos(run.CreatedAt), nanos(run.StartedAt), nanos(run.FinishedAt)); err != nil {
+		return fmt.Errorf("sqlstore: inserting run %s: %w", run.ID, err)
+	}
+	return nil
+}
+
+// RunGet implements [agent.Store].
+func (s *Store) RunGet(ctx context.Context, id string) (*agent.Run, error) {
+	run, err := scanRun(s.db.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("sqlstore: reading run %s: %w", id, agent.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: reading run %s: %w", id, err)
+	}
+	return run, nil
+}
+
+// RunList implements [agent.Store]: newest first (by creation time, then
+// id, both descending). A Limit of zero or less means
+// [agent.DefaultRunListLimit]. A Before naming a run that does not exist
+// fails with [agent.ErrNotFound] rather than reading as the end of the list.
+func (s *Store) RunList(ctx context.Context, filter agent.RunFilter) ([]*agent.Run, error) {
+	var where []string
+	var args []any
+	if filter.Owner != "" {
+		where = append(where, "owner = ?")
+		args = append(args, filter.Owner)
+	}
+	if filter.Status != "" {
+		where = append(where, "status = ?")
+		args = append(args, string(filter.Status))
+	}
+	if filter.Before != "" {
+		var created int64
+		err := s.db.QueryRowContext(ctx, `SELECT created_at FROM runs WHERE id = ?`, filter.Before).Scan(&created)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("sqlstore: listing runs before %s: %w", filter.Before, agent.ErrNotFound)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sqlstore: listing runs before %s: %w", filter.Before, err)
+		}
+		where = append(where, "(created_at, id) < (?, ?)")
+		args = append(args, created, filter.Before)
+	}
+	limit := filter.Limit
+	if limit <= 0 {
+		limit = agent.DefaultRunListLimit
+	}
+	stmt := `SELECT ` + runColumns + ` FROM runs`
+	if len(where) > 0 {
+		stmt += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	stmt += ` ORDER BY created_at DESC, id DESC LIMIT ?`
+	args = append(args, limit)
+	return s.queryRuns(ctx, "listing runs", stmt, args...)
+}
+
+// RunStatuses implements [agent.Store] with one query whatever the number
+// of ids: they travel as a single JSON array parameter, unpacked by
+// json_each, so there is no bound-parameter limit to chunk around and the
+// cancel watcher costs one statement per poll.
+func (s *Store) RunStatuses(ctx context.Context, ids []string) (map[string]agent.Status, error) {
+	out := make(map[string]agent.Status, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: reading run statuses: %w", err)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT id, status FROM runs WHERE id IN (SELECT value FROM json_each(?))`, string(list))
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: reading run statuses: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, status string
+		if err := rows.Scan(&id, &status); err != nil {
+			return nil, fmt.Errorf("sqlstore: reading run statuses: %w", err)
+		}
+		out[id] = agent.Status(status)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlstore: reading run statuses: %w", err)
+	}
+	return out, nil
+}
+
+// queryRuns runs a query returning runColumns rows.
+func (s *Store) queryRuns(ctx context.Context, what, stmt string, args ...any) ([]*agent.Run, error) {
+	rows, err := s.db.QueryContext(ctx, stmt, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: %s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []*agent.Run
+	for rows.Next() {
+		run, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlstore: %s: %w", what, err)
+		}
+		out = append(out, run)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlstore: %s: %w", what, err)
+	}
+	return out, nil
+}
+
+// scanRun reads one row of runColumns.
+func scanRun(sc scanner) (*agent.Run, error) {
+	var (
+		r                                     agent.Run
+		request, suspended                    []byte
+		status, reason, effect                string
+		leaseExpires, created, started, ended int64
+	)
+	if err := sc.Scan(&r.ID, &r.Owner, &request, &status, &reason, &r.Error, &r.LeaseOwner, &leaseExpires,
+		&effect, &suspended, &r.Attempts, &created, &started, &ended); err != nil {
+		return nil, err
+	}
+	r.Request = request
+	r.Status = agent.Status(status)
+	r.Reason = agent.Reason(reason)
+	r.LeaseExpires = fromNanos(leaseExpires)
+	r.PendingEffect = agent.Effect(effect)
+	r.Suspended = suspended
+	r.CreatedAt = fromNanos(created)
+	r.StartedAt = fromNanos(started)
+	r.FinishedAt = fromNanos(ended)
+	return &r, nil
+}
+
+// nanos stores a time as Unix nanoseconds, the zero time as 0.
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// fromNanos is the inverse of nanos, in UTC.
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// nullBytes stores nil as NULL and anything else, even empty, as a blob.
+func nullBytes(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return []byte(b)
+}

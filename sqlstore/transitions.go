@@ -1,0 +1,219 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/andonhq/andon/agent"
+)
+
+// The guarded transitions of agent.Store. Each is one statement whose WHERE
+// clause is the guard: the row changes only if it is in the expected state
+// (and, where an owner is given, still held by that owner), and the number
+// of rows it changed says whether this caller won. Nothing is read first.
+// A single write statement takes SQLite's write lock before it reads, so the
+// guard and the change are atomic across connections and processes.
+//
+// SQLite counts a row the WHERE clause matched as changed even when the new
+// values equal the old, so a renewal to the same deadline still reports the
+// lease held.
+
+// terminal is the SQL list of terminal statuses (agent.Status.Terminal).
+const terminal = `('completed', 'failed', 'cancelled')`
+
+// Errors for arguments no transition can accept. They are programming
+// errors, not lost races, so they are errors rather than false.
+var (
+	errNoOwner     = errors.New("empty lease owner")
+	errNoLease     = errors.New("zero lease deadline")
+	errNoState     = errors.New("no resumable state")
+	errNotTerminal = errors.New("target status is not terminal")
+	errNotWaiting  = errors.New("status is not a waiting status")
+)
+
+// RunClaim implements [agent.Store]. The oldest queued run (by creation
+// time, then id) becomes running, held by owner until leaseUntil; its
+// attempts go up by one and started_at is set on its first claim.
+func (s *Store) RunClaim(ctx context.Context, owner string, leaseUntil time.Time) (*agent.Run, error) {
+	if err := checkLease(owner, leaseUntil); err != nil {
+		return nil, fmt.Errorf("sqlstore: claiming a run: %w", err)
+	}
+	run, err := scanRun(s.db.QueryRowContext(ctx, `UPDATE runs
+		SET status = 'running', lease_owner = ?, lease_expires = ?, attempts = attempts + 1,
+			started_at = CASE WHEN started_at = 0 THEN ? ELSE started_at END
+		WHERE id = (SELECT id FROM runs WHERE status = 'queued' ORDER BY created_at, id LIMIT 1)
+			AND status = 'queued'
+		RETURNING `+runColumns,
+		owner, nanos(leaseUntil), time.Now().UnixNano()))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: claiming a run: %w", err)
+	}
+	return run, nil
+}
+
+// RunRenewLease implements [agent.Store].
+func (s *Store) RunRenewLease(ctx context.Context, id, owner string, leaseUntil time.Time) (bool, error) {
+	what := "renewing the lease of run " + id
+	if err := checkLease(owner, leaseUntil); err != nil {
+		return false, fmt.Errorf("sqlstore: %s: %w", what, err)
+	}
+	return s.transition(ctx, what, `UPDATE runs SET lease_expires = ?
+		WHERE id = ? AND status = 'running' AND lease_owner = ?`,
+		nanos(leaseUntil), id, owner)
+}
+
+// RunSetPendingEffect implements [agent.Store]. The effect is stored as
+// given; "" clears the fence.
+func (s *Store) RunSetPendingEffect(ctx context.Context, id, owner string, effect agent.Effect, leaseUntil time.Time) (bool, error) {
+	what := "setting the write fence of run " + id
+	if err := checkLease(owner, leaseUntil); err != nil {
+		return false, fmt.Errorf("sqlstore: %s: %w", what, err)
+	}
+	return s.transition(ctx, what, `UPDATE runs SET pending_effect = ?, lease_expires = ?
+		WHERE id = ? AND status = 'running' AND lease_owner = ?`,
+		string(effect), nanos(leaseUntil), id, owner)
+}
+
+// RunSuspend implements [agent.Store]. to must be a waiting status and state
+// must not be empty: a run suspended without resumable state could never be
+// resumed. The write fence is left as it is.
+func (s *Store) RunSuspend(ctx context.Context, id, owner string, to agent.Status, state []byte) (bool, error) {
+	what := "suspending run " + id
+	switch {
+	case owner == "":
+		return false, fmt.Errorf("sqlstore: %s: %w", what, errNoOwner)
+	case !waiting(to):
+		return false, fmt.Errorf("sqlstore: %s to %q: %w", what, to, errNotWaiting)
+	case len(state) == 0:
+		return false, fmt.Errorf("sqlstore: %s: %w", what, errNoState)
+	}
+	return s.transition(ctx, what, `UPDATE runs SET status = ?, suspended = ?, lease_owner = '', lease_expires = 0
+		WHERE id = ? AND status = 'running' AND lease_owner = ?`,
+		string(to), state, id, owner)
+}
+
+// RunResume implements [agent.Store]. It needs the run waiting in from with
+// its resumable state present, and returns the run with that state, which
+// stays in the row until the run finishes. A resume does not count as an
+// attempt.
+func (s *Store) RunResume(ctx context.Context, id string, from agent.Status, owner string, leaseUntil time.Time) (*agent.Run, error) {
+	if err := checkLease(owner, leaseUntil); err != nil {
+		return nil, fmt.Errorf("sqlstore: resuming run %s: %w", id, err)
+	}
+	if !waiting(from) {
+		return nil, fmt.Errorf("sqlstore: resuming run %s from %q: %w", id, from, errNotWaiting)
+	}
+	run, err := scanRun(s.db.QueryRowContext(ctx, `UPDATE runs
+		SET status = 'running', lease_owner = ?, lease_expires = ?
+		WHERE id = ? AND status = ? AND suspended IS NOT NULL
+		RETURNING `+runColumns,
+		owner, nanos(leaseUntil), id, string(from)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: resuming run %s: %w", id, err)
+	}
+	return run, nil
+}
+
+// RunFinish implements [agent.Store]. to must be terminal. It sets the
+// reason, the error text and finished_at (now), clears the resumable state
+// and the lease, and leaves the write fence and the request as they are.
+func (s *Store) RunFinish(ctx context.Context, id, owner string, to agent.Status, reason agent.Reason, errText string) (bool, error) {
+	what := "finishing run " + id
+	if !to.Terminal() {
+		return false, fmt.Errorf("sqlstore: %s as %q: %w", what, to, errNotTerminal)
+	}
+	stmt := `UPDATE runs SET status = ?, reason = ?, error = ?, finished_at = ?,
+			suspended = NULL, lease_owner = '', lease_expires = 0
+		WHERE id = ? AND status NOT IN ` + terminal
+	args := []any{string(to), string(reason), errText, time.Now().UnixNano(), id}
+	if owner != "" {
+		stmt += ` AND lease_owner = ?`
+		args = append(args, owner)
+	}
+	return s.transition(ctx, what, stmt, args...)
+}
+
+// RunRequeue implements [agent.Store]: running and held by owner → queued,
+// lease released, fence cleared. As a last line of defence for the write
+// fence it also refuses (false) a run whose fence reads a non-idempotent
+// write in flight: clearing that stamp would lose the one fact that forbids
+// a retry (agent.MayRetry), so such a run stays put for its caller to
+// dead-letter.
+func (s *Store) RunRequeue(ctx context.Context, id, owner string) (bool, error) {
+	what := "requeueing run " + id
+	if owner == "" {
+		return false, fmt.Errorf("sqlstore: %s: %w", what, errNoOwner)
+	}
+	return s.transition(ctx, what, `UPDATE runs SET status = 'queued', lease_owner = '', lease_expires = 0, pending_effect = ''
+		WHERE id = ? AND status = 'running' AND lease_owner = ? AND pending_effect <> ?`,
+		id, owner, string(agent.EffectNonIdempotentWrite))
+}
+
+// RunsStale implements [agent.Store]: running runs with a lease deadline
+// (not 0) before now, the longest expired first. A running run without a
+// lease deadline is never stale.
+func (s *Store) RunsStale(ctx context.Context, now time.Time) ([]*agent.Run, error) {
+	return s.queryRuns(ctx, "listing stale runs", `SELECT `+runColumns+` FROM runs
+		WHERE status = 'running' AND lease_expires <> 0 AND lease_expires < ?
+		ORDER BY lease_expires, id`, now.UnixNano())
+}
+
+// RunRequeueStale implements [agent.Store]. Like RunRequeue, it refuses a run
+// whose fence reads a non-idempotent write in flight.
+func (s *Store) RunRequeueStale(ctx context.Context, id string, now time.Time) (bool, error) {
+	return s.transition(ctx, "requeueing stale run "+id, `UPDATE runs
+		SET status = 'queued', lease_owner = '', lease_expires = 0, pending_effect = ''
+		WHERE id = ? AND status = 'running' AND lease_expires <> 0 AND lease_expires < ? AND pending_effect <> ?`,
+		id, now.UnixNano(), string(agent.EffectNonIdempotentWrite))
+}
+
+// RunFinishStale implements [agent.Store]. finished_at is now, the reaper's
+// clock. Like RunFinish it leaves the write fence as it is.
+func (s *Store) RunFinishStale(ctx context.Context, id string, now time.Time, to agent.Status, reason agent.Reason, errText string) (bool, error) {
+	what := "finishing stale run " + id
+	if !to.Terminal() {
+		return false, fmt.Errorf("sqlstore: %s as %q: %w", what, to, errNotTerminal)
+	}
+	return s.transition(ctx, what, `UPDATE runs SET status = ?, reason = ?, error = ?, finished_at = ?,
+			suspended = NULL, lease_owner = '', lease_expires = 0
+		WHERE id = ? AND status = 'running' AND lease_expires <> 0 AND lease_expires < ?`,
+		string(to), string(reason), errText, now.UnixNano(), id, now.UnixNano())
+}
+
+// transition runs one guarded UPDATE and reports whether it changed the row.
+func (s *Store) transition(ctx context.Context, what, stmt string, args ...any) (bool, error) {
+	res, err := s.db.ExecContext(ctx, stmt, args...)
+	if err != nil {
+		return false, fmt.Errorf("sqlstore: %s: %w", what, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("sqlstore: %s: %w", what, err)
+	}
+	return n == 1, nil
+}
+
+// checkLease refuses a claim that no guard could tell apart from "not held"
+// (empty owner) or that the reaper could never see expire (zero deadline).
+func checkLease(owner string, until time.Time) error {
+	if owner == "" {
+		return errNoOwner
+	}
+	if until.IsZero() {
+		return errNoLease
+	}
+	return nil
+}
+
+func waiting(s agent.Status) bool {
+	return s == agent.StatusWaitingForApproval || s == agent.StatusWaitingForInput
+}
