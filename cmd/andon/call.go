@@ -15,17 +15,22 @@ const callAbout = `Call the tool TOOL on an MCP server and print its result: the
 by default, the whole CallToolResult as JSON with --json. ARGS is the tool's
 arguments as one JSON object, e.g. '{"text":"hi"}'; without it none are sent.
 
+The server is reached over stdio (--stdio runs it) or over HTTP (--url names
+its endpoint; the HTTP generation is negotiated, --protocol pins it, and
+--header adds static headers such as Authorization to every request).
+
 Stop means stop: Ctrl-C (SIGINT) or SIGTERM cancels the call, the server is
-told (notifications/cancelled), and andon exits 130. A call that outlives
---timeout is cancelled the same way and andon exits 124. When stderr is a
-terminal, progress the server reports is shown as a bar.
+told as its transport and revision require (notifications/cancelled, or on
+2026-07-28 HTTP the response stream closed), and andon exits 130. A call
+that outlives --timeout is cancelled the same way and andon exits 124. When
+stderr is a terminal, progress the server reports is shown as a bar.
 
 Exit codes: 0 success; 1 the tool reported an error (isError); 2 usage error;
 3 transport or protocol failure; 124 --timeout passed; 130 cancelled by a signal.`
 
 // runCall is "andon call": one tool call, with cancellation on a signal.
 func runCall(ctx context.Context, e *env, args []string) int {
-	fs := newFlagSet(e, "call", "andon call --stdio COMMAND [flags] TOOL [ARGS]", callAbout)
+	fs := newFlagSet(e, "call", "andon call (--stdio COMMAND | --url URL) [flags] TOOL [ARGS]", callAbout)
 	sf := addServerFlags(fs)
 	asJSON := fs.Bool("json", false, "print the whole result (a CallToolResult) as JSON")
 	pos, code, ok := fs.parse(args)

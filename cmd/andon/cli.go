@@ -123,44 +123,65 @@ func (fs *flagSet) help(w io.Writer) {
 // serverFlags are the flags of every command that talks to an MCP server.
 type serverFlags struct {
 	stdio    string
+	url      string
+	headers  headerFlags
 	protocol string
 	timeout  time.Duration
 	verbose  bool
+
+	target target // set by check
 }
 
 func addServerFlags(fs *flagSet) *serverFlags {
 	f := &serverFlags{}
 	fs.StringVar(&f.stdio, "stdio", "", "run the MCP server `COMMAND` (\"prog arg…\", split with shell-like quoting, no shell) and speak to it over stdio")
+	fs.StringVar(&f.url, "url", "", "speak to the MCP server at the http or https endpoint `URL` (any HTTP generation, negotiated)")
+	fs.Var(&f.headers, "header", "send the header `'Name: value'` with every HTTP request (repeatable; values are never printed)")
 	fs.StringVar(&f.protocol, "protocol", "", "pin the protocol `revision` (one of "+strings.Join(mcp.SupportedVersions(), ", ")+"); default: negotiate")
 	fs.DurationVar(&f.timeout, "timeout", mcp.DefaultRequestTimeout, "give up on each request after `duration`, telling the server it is cancelled; 0 means no limit")
-	fs.BoolVar(&f.verbose, "v", false, "log debug detail and the server's stderr to stderr")
+	fs.BoolVar(&f.verbose, "v", false, "log debug detail (and a --stdio server's stderr) to stderr")
 	return f
 }
 
-// check validates the flags before anything is started.
+// check validates the flags before anything is started, and works out how
+// to reach the server: exactly one of --stdio and --url.
 func (f *serverFlags) check(fs *flagSet) (code int, ok bool) {
 	switch {
-	case f.stdio == "":
-		return fs.usageError("--stdio is required"), false
+	case f.stdio == "" && f.url == "":
+		return fs.usageError("one of --stdio or --url is required"), false
+	case f.stdio != "" && f.url != "":
+		return fs.usageError("give --stdio or --url, not both"), false
+	case f.stdio != "" && len(f.headers.raw) > 0:
+		return fs.usageError("--header needs --url"), false
 	case f.protocol != "" && !slices.Contains(mcp.SupportedVersions(), f.protocol):
 		return fs.usageError("unknown protocol revision %q (want one of %s)", f.protocol, strings.Join(mcp.SupportedVersions(), ", ")), false
 	case f.timeout < 0:
 		return fs.usageError("negative --timeout %v", f.timeout), false
 	}
-	argv, err := splitCommandLine(f.stdio)
+	if f.stdio != "" {
+		s, err := stdioTarget(f.stdio)
+		if err != nil {
+			return fs.usageError("--stdio: %v", err), false
+		}
+		f.target = s
+		return 0, true
+	}
+	header, err := f.headers.header()
 	if err != nil {
-		return fs.usageError("--stdio: %v", err), false
+		return fs.usageError("%v", err), false
 	}
-	if len(argv) == 0 {
-		return fs.usageError("--stdio: empty command"), false
+	s, err := httpTarget(f.url, header)
+	if err != nil {
+		return fs.usageError("--url: %v", err), false
 	}
+	f.target = s
 	return 0, true
 }
 
-// connect starts the server and completes the handshake. The client logs
-// to logOut: warnings and errors by default, everything with -v (the
-// server's stderr arrives at info level, so it shows only with -v). A
-// failure is reported and turned into an exit code.
+// connect starts the server (or reaches it) and completes the handshake.
+// The client logs to logOut: warnings and errors by default, everything
+// with -v (a subprocess's stderr arrives at info level, so it shows only
+// with -v). A failure is reported and turned into an exit code.
 func (f *serverFlags) connect(ctx context.Context, e *env, logOut io.Writer) (*session, int, bool) {
 	level := slog.LevelWarn
 	if f.verbose {
@@ -168,10 +189,9 @@ func (f *serverFlags) connect(ctx context.Context, e *env, logOut io.Writer) (*s
 	}
 	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
 
-	argv, _ := splitCommandLine(f.stdio) // checked by check
 	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
-	c, err := mcp.Connect(ctx, mcp.Command(argv[0], argv[1:]...), &mcp.ClientOptions{
+	c, err := mcp.Connect(ctx, f.target.transport, &mcp.ClientOptions{
 		ProtocolVersion: f.protocol,
 		// Every request gets its bound from --timeout (a zero CallOptions
 		// timeout must mean "no limit", not the library's default), and
@@ -181,12 +201,12 @@ func (f *serverFlags) connect(ctx context.Context, e *env, logOut io.Writer) (*s
 	})
 	if err != nil {
 		hint := ""
-		if !f.verbose {
+		if f.target.local && !f.verbose {
 			// A server that fails to start usually says why on stderr,
 			// which is hidden by default.
 			hint = " (-v shows the server's stderr)"
 		}
-		e.errorf("connecting to %s: %v%s", argv[0], err, hint)
+		e.errorf("connecting to %s: %v%s", f.target.name, err, hint)
 		if interrupted(ctx, err) {
 			return nil, exitSignal, false
 		}
@@ -217,8 +237,9 @@ func (s *session) fail(ctx context.Context, e *env, what string, err error) int 
 }
 
 // close closes the client. It is bounded: cancellations already on their
-// way go out first, calls in flight are cancelled on the wire, and the
-// server gets its stdin closed, then SIGTERM, then SIGKILL.
+// way go out first, calls in flight are cancelled on the wire, an HTTP
+// session is ended, and a stdio server gets its stdin closed, then
+// SIGTERM, then SIGKILL.
 func (s *session) close() {
 	if err := s.client.Close(); err != nil {
 		s.logger.Debug("andon: closing the connection", "error", err)
@@ -239,8 +260,9 @@ func requestFailure(ctx context.Context, err error) int {
 	case errors.Is(err, mcp.ErrTimeout):
 		return exitTimeout
 	default:
-		// ErrClosed, *RPCError, *ProtocolError and anything unforeseen:
-		// the exchange with the server failed.
+		// ErrClosed, ErrSessionExpired, *HTTPError, *RPCError,
+		// *ProtocolError and anything unforeseen: the exchange with the
+		// server failed.
 		return exitTransport
 	}
 }

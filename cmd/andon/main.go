@@ -3,14 +3,15 @@
 // by its caller, by a deadline, or by an operator — and the server is told,
 // within a bounded time, without retrying a half-sent write.
 //
-// Today it talks to MCP servers over stdio:
+// Today it talks to MCP servers over stdio and over HTTP:
 //
 //	andon tools --stdio "COMMAND ARGS…"              list a server's tools
 //	andon call  --stdio "COMMAND ARGS…" TOOL [ARGS]  call one tool
-//	andon mcptest serve                              run the test server
+//	andon call  --url URL [--header 'K: V'] TOOL [ARGS]
+//	andon mcptest serve [-http ADDR]                 run the test server
 //
-// Ctrl-C during a call cancels it on the wire (notifications/cancelled) and
-// andon exits 130. Exit codes: 0 success, 1 the tool reported an error,
+// Ctrl-C during a call cancels it on the wire (notifications/cancelled, or
+// the response stream closed on 2026-07-28 HTTP) and andon exits 130. Exit codes: 0 success, 1 the tool reported an error,
 // 2 usage error, 3 transport or protocol failure, 124 timeout, 130
 // cancelled by a signal. Each command's -h says more.
 package main

@@ -19,7 +19,7 @@ func TestRunInProcess(t *testing.T) {
 		{[]string{"help"}, exitOK, "Commands:", ""},
 		{nil, exitUsage, "", "andon: missing command"},
 		{[]string{"call", "-h"}, exitOK, "-stdio COMMAND", ""},
-		{[]string{"call", "echo"}, exitUsage, "", "andon: call: --stdio is required"},
+		{[]string{"call", "echo"}, exitUsage, "", "andon: call: one of --stdio or --url is required"},
 		{[]string{"tools", "--stdio", `"unterminated`}, exitUsage, "", "andon: tools: --stdio: unterminated double quote"},
 		{[]string{"call", "--stdio", server(""), "echo", `{"text":"in process"}`}, exitOK, "in process\n", ""},
 		{[]string{"tools", "--stdio", server("")}, exitOK, "echo\tReturns its text.\n", ""},

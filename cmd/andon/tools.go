@@ -17,7 +17,7 @@ or protocol failure, 124 --timeout passed, 130 cancelled by a signal.`
 
 // runTools is "andon tools": list a server's tools.
 func runTools(ctx context.Context, e *env, args []string) int {
-	fs := newFlagSet(e, "tools", "andon tools --stdio COMMAND [flags]", toolsAbout)
+	fs := newFlagSet(e, "tools", "andon tools (--stdio COMMAND | --url URL) [flags]", toolsAbout)
 	sf := addServerFlags(fs)
 	asJSON := fs.Bool("json", false, "print the tools as a JSON array")
 	pos, code, ok := fs.parse(args)
