@@ -8,11 +8,16 @@ import (
 )
 
 const mcptestUsage = `usage: andon mcptest serve [-record FILE] [-versions LIST] [-silent-discover] [-page-size N]
+                          [-http ADDR [-generations LIST] [-json-response]]
 
 Run the scriptable MCP test server (package mcptest) over stdin and stdout,
-as a stdio MCP server. Give it to another command with --stdio, e.g.
+as a stdio MCP server, or over HTTP with -http. Give it to another command
+with --stdio or --url, e.g.
 
 	andon call --stdio "andon mcptest serve" echo '{"text":"hi"}'
+
+	andon mcptest serve -http 127.0.0.1:8931 &
+	andon call --url http://127.0.0.1:8931/mcp echo '{"text":"hi"}'
 
 Tools: echo, slow, stubborn, progress, late, fail, big, ask, crash, garbage,
 split, unknown_id, bad_result, stderr ('andon tools' describes them).
@@ -23,10 +28,17 @@ Flags:
   -versions LIST    comma-separated protocol revisions to serve (default: all)
   -silent-discover  ignore server/discover instead of refusing it
   -page-size N      split tools/list into pages of N tools
+  -http ADDR        serve HTTP on ADDR (a loopback address such as
+                    127.0.0.1:0) instead of stdio; the endpoint URL is printed
+                    on stdout as the first line
+  -generations LIST comma-separated HTTP generations to serve: stateless
+                    (2026-07-28), sessions (2025-03-26 to 2025-11-25), sse
+                    (HTTP+SSE, 2024-11-05); default: stateless,sessions
+  -json-response    answer HTTP requests with JSON, not event streams
 `
 
-// runMCPTest is "andon mcptest serve": the test server as a stdio program,
-// so tests and demos have a real subprocess to talk to.
+// runMCPTest is "andon mcptest serve": the test server as a stdio program
+// or an HTTP server, so tests and demos have a real process to talk to.
 func runMCPTest(ctx context.Context, e *env, args []string) int {
 	if len(args) > 0 && isHelp(args[0]) {
 		fmt.Fprint(e.stdout, mcptestUsage)
@@ -41,7 +53,8 @@ func runMCPTest(ctx context.Context, e *env, args []string) int {
 		fmt.Fprint(e.stderr, mcptestUsage)
 		return exitUsage
 	}
-	// mcptest.Main parses the flags and returns 0 when stdin ends, 2 for
-	// bad flags, 3 when its crash tool ends the connection.
+	// mcptest.Main parses the flags and returns 0 when stdin ends (over
+	// HTTP: when ctx ends), 2 for bad flags, 3 when its crash tool ends the
+	// connection.
 	return mcptest.Main(ctx, args[1:], e.stdin, e.stdout, e.stderr)
 }
