@@ -1,0 +1,50 @@
+// Package catalogue turns MCP servers into tools that agent runs can call.
+//
+// A [Config] (the servers: section of andon.yaml, read by [Load]) lists the
+// servers: each a stdio command or an HTTP URL, with how andon treats its
+// tools. A [Catalogue] made from it implements agent.Tools: it imports every
+// enabled server's tools (tools/list, following pagination up to the
+// client's page bound) and offers each under a local name that model APIs
+// accept, "mcp_<server>_<tool>" (see [LocalName]). Two tools that would
+// share a local name are an error that names both, never one silently
+// replacing the other.
+//
+// # One connection per server
+//
+// Each server has one long-lived [mcp.Client], made when first needed and
+// shared by every call. A tool call runs under the run's context, so
+// cancelling the run cancels the call on the wire (notifications/cancelled
+// on stdio, the right signal on each HTTP generation) and the call returns a
+// result with agent.OutcomeCancelled — its own outcome, not an error that
+// blames the server.
+//
+// When a server's connection is known to be gone before a call starts (the
+// server exited, its session expired), the call reconnects first, under its
+// own context: cancelling the call abandons the reconnection, handshake
+// included. A call whose connection fails once the request may have been
+// sent is never retried — a half-sent write may have happened — and fails;
+// the next call reconnects.
+//
+// # Effects
+//
+// Every imported tool has an effect (agent.Effect), which decides whether
+// the runtime fences it and whether a run interrupted during it may be
+// retried:
+//
+//   - The operator's classification in [Server].Effects, by the tool's name
+//     on the server, always wins.
+//   - Otherwise a tool is a non-idempotent write: the safest reading of a
+//     tool nobody has classified.
+//   - Only when the operator has not classified a tool, and the server is
+//     marked TrustAnnotations, may the server's annotations suggest a
+//     class: readOnlyHint → read_only, else idempotentHint →
+//     idempotent_write. Annotations from a server that is not trusted are
+//     ignored, and annotations never override the operator: an operator's
+//     read_only on a tool the server says writes is kept, with a warning
+//     in the log.
+//
+// # Approval
+//
+// Calls of a server's tools need an operator's approval unless the server
+// says requires_approval: false.
+package catalogue

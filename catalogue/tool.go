@@ -1,0 +1,202 @@
+package catalogue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/mcp"
+)
+
+// Tool is a tool of an MCP server, offered to models under its local name.
+// It implements [agent.Tool].
+type Tool struct {
+	srv    *server
+	name   string // local
+	remote mcp.Tool
+	effect agent.Effect
+	spec   agent.ToolSpec
+}
+
+var _ agent.Tool = (*Tool)(nil)
+
+func newTool(s *server, name string, rt mcp.Tool) *Tool {
+	effect, source := EffectOf(&s.cfg, rt)
+	if source == "operator" && effect == agent.EffectReadOnly && rt.Annotations != nil {
+		a := rt.Annotations
+		if a.ReadOnlyHint != nil && !*a.ReadOnlyHint || a.DestructiveHint != nil && *a.DestructiveHint {
+			s.logger.Warn("catalogue: the operator classifies a tool as read_only, but the server says it writes; keeping the operator's classification",
+				"tool", rt.Name)
+		}
+	}
+	desc := rt.Description
+	if desc == "" {
+		desc = rt.Title
+	}
+	if desc == "" {
+		desc = fmt.Sprintf("Tool %q of MCP server %q.", rt.Name, s.cfg.Name)
+	}
+	schema := rt.InputSchema
+	if len(schema) == 0 || string(schema) == "null" {
+		schema = json.RawMessage(`{"type":"object"}`)
+	}
+	return &Tool{
+		srv:    s,
+		name:   name,
+		remote: rt,
+		effect: effect,
+		spec:   agent.ToolSpec{Name: name, Description: desc, InputSchema: schema},
+	}
+}
+
+// Spec describes the tool to the model, under its local name.
+func (t *Tool) Spec() agent.ToolSpec { return t.spec }
+
+// Effect is the tool's effect: see [EffectOf].
+func (t *Tool) Effect() agent.Effect { return t.effect }
+
+// RequiresApproval is the server's [Server.ApprovalRequired].
+func (t *Tool) RequiresApproval() bool { return t.srv.cfg.ApprovalRequired() }
+
+// Server returns the name of the tool's server.
+func (t *Tool) Server() string { return t.srv.cfg.Name }
+
+// Remote returns the tool as its server describes it.
+func (t *Tool) Remote() mcp.Tool { return t.remote }
+
+// Call calls the tool on its server with args (a JSON object, or empty for
+// none), under ctx: cancelling ctx abandons the call on the wire.
+//
+//   - The server answers: [agent.OutcomeOK] with the result's text (its
+//     structured content, as JSON, if it has no text), or
+//     [agent.OutcomeError] if the tool reports a failure (isError).
+//   - ctx is cancelled, before or during the call: a result with
+//     [agent.OutcomeCancelled] and no error. The server did nothing wrong.
+//   - A deadline passes (ctx's, or the client's request timeout): a result
+//     with [agent.OutcomeFailed] that says the call timed out.
+//   - args are not a JSON object: [agent.OutcomeError], saying so, and
+//     nothing is sent.
+//   - Anything else (the server is unreachable, refuses the request, or
+//     breaks the protocol; the connection failed during the call): an
+//     error. A call whose connection failed after it may have been sent is
+//     not retried; the next call reconnects.
+//
+// Text longer than [Options].MaxResultBytes is cut, with a note.
+func (t *Tool) Call(ctx context.Context, args json.RawMessage) (*agent.ToolResult, error) {
+	var a any
+	if len(args) > 0 && string(args) != "null" {
+		if !json.Valid(args) || firstNonSpace(args) != '{' {
+			return &agent.ToolResult{Outcome: agent.OutcomeError,
+				Text: fmt.Sprintf("The arguments of tool %q must be a JSON object.", t.name)}, nil
+		}
+		a = args
+	}
+	c, err := t.srv.client(ctx)
+	if err != nil {
+		return t.failure(ctx, err)
+	}
+	res, err := c.client.CallTool(ctx, t.remote.Name, a, nil)
+	if err != nil {
+		if errors.Is(err, mcp.ErrClosed) {
+			// The connection is gone. This call may have reached the
+			// server: it is not retried. The next call reconnects.
+			t.srv.drop(c)
+		}
+		return t.failure(ctx, err)
+	}
+	outcome := agent.OutcomeOK
+	if res.IsError {
+		outcome = agent.OutcomeError
+	}
+	return &agent.ToolResult{Outcome: outcome, Text: truncate(ResultText(res), t.srv.cat.opts.MaxResultBytes)}, nil
+}
+
+// failure turns an error of a call into its outcome: an interrupted call is
+// a result, anything else an error.
+func (t *Tool) failure(ctx context.Context, err error) (*agent.ToolResult, error) {
+	cancelled := errors.Is(err, mcp.ErrCancelled)
+	timedOut := errors.Is(err, mcp.ErrTimeout)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		// The caller's context decides, whatever step the call was at
+		// (waiting for a reconnection, in the handshake, on the wire).
+		cancelled = errors.Is(ctxErr, context.Canceled)
+		timedOut = !cancelled
+	}
+	switch {
+	case cancelled:
+		return &agent.ToolResult{Outcome: agent.OutcomeCancelled,
+			Text: fmt.Sprintf("The call to tool %q on server %q was cancelled.", t.remote.Name, t.srv.cfg.Name)}, nil
+	case timedOut:
+		return &agent.ToolResult{Outcome: agent.OutcomeFailed,
+			Text: fmt.Sprintf("The call to tool %q on server %q timed out.", t.remote.Name, t.srv.cfg.Name)}, nil
+	}
+	if errors.Is(err, ErrClosed) {
+		return nil, err
+	}
+	return nil, fmt.Errorf("catalogue: calling tool %q on server %q: %w", t.remote.Name, t.srv.cfg.Name, err)
+}
+
+// ResultText is a tool result as a model reads it: its text blocks, one per
+// line, with other blocks described in brackets; or, if it has no content,
+// its structured content as JSON.
+func ResultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		switch c.Type {
+		case "text":
+			parts = append(parts, c.Text)
+		case "image", "audio":
+			parts = append(parts, fmt.Sprintf("[%s content, %s, %d bytes of base64]", c.Type, c.MIMEType, len(c.Data)))
+		case "resource_link":
+			parts = append(parts, fmt.Sprintf("[resource link: %s]", c.URI))
+		case "resource":
+			var r struct {
+				URI  string `json:"uri"`
+				Text string `json:"text"`
+			}
+			if json.Unmarshal(c.Resource, &r) == nil && r.Text != "" {
+				parts = append(parts, r.Text)
+			} else {
+				parts = append(parts, fmt.Sprintf("[resource: %s]", r.URI))
+			}
+		default:
+			parts = append(parts, fmt.Sprintf("[%s content]", c.Type))
+		}
+	}
+	hasText := false
+	for _, c := range res.Content {
+		hasText = hasText || c.Type == "text"
+	}
+	if !hasText && len(res.StructuredContent) > 0 && string(res.StructuredContent) != "null" {
+		return string(res.StructuredContent)
+	}
+	return strings.Join(parts, "\n")
+}
+
+// truncate cuts s to at most max bytes, on a character boundary, and says
+// so.
+func truncate(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("\n\n[andon: the result was cut to its first %d of %d bytes]", cut, len(s))
+}
+
+func firstNonSpace(b []byte) byte {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+		default:
+			return c
+		}
+	}
+	return 0
+}
