@@ -43,7 +43,7 @@ func (rt *Runtime) execute(ctx context.Context, run *Run, owner string, dec *dec
 	beat := s.heartbeat(ctx, loseLease)
 	defer beat()
 	// The whole segment is watched, so a cancel also stops a model call.
-	ctx, stop := rt.watcher.Watch(ctx, run.ID)
+	ctx, stop := rt.watcher.Watch(WithRunID(ctx, run.ID), run.ID)
 	defer stop()
 
 	err := s.loop(ctx, dec)

@@ -14,7 +14,8 @@ var ErrNotFound = errors.New("agent: run not found")
 // only if it is in the expected state (and, where an owner is given, still
 // held by that owner), and reports whether it did. Implementations live in
 // package sqlstore; they must be safe for concurrent use, also by several
-// processes.
+// processes. An empty owner holds nothing: a guarded call with one never
+// wins.
 type Store interface {
 	// RunInsert stores a new run (status queued, unless set).
 	RunInsert(ctx context.Context, run *Run) error
@@ -50,7 +51,9 @@ type Store interface {
 	RunFinish(ctx context.Context, id, owner string, to Status, reason Reason, errText string) (bool, error)
 	// RunRequeue moves a running run owner holds back to queued, releasing
 	// the lease and clearing the fence (the fence belongs to the attempt).
-	// Callers ask MayRetry first.
+	// It refuses (false) a run whose fence reads non_idempotent_write:
+	// clearing that stamp would lose the one record that forbids a retry.
+	// Callers ask MayRetry first all the same.
 	RunRequeue(ctx context.Context, id, owner string) (bool, error)
 	// RunsStale lists running runs whose lease expired before now.
 	RunsStale(ctx context.Context, now time.Time) ([]*Run, error)

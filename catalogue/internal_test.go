@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"unicode/utf8"
 
@@ -96,43 +95,6 @@ func TestServerEnv(t *testing.T) {
 	}
 }
 
-// The hook sees the connection-lost warning even when the caller's logger
-// would drop warnings, and passes on what the caller's logger wants.
-func TestLostHook(t *testing.T) {
-	var gone atomic.Bool
-	var seen []string
-	inner := &levelHandler{min: slog.LevelError, seen: &seen}
-	log := slog.New(&lostHook{inner: inner, gone: &gone}).With("server", "s")
-	log.Info("mcp: server stderr")
-	log.Warn("mcp: something else")
-	if gone.Load() {
-		t.Fatal("gone before the connection was lost")
-	}
-	log.Warn(lostMessage, "error", "EOF")
-	if !gone.Load() {
-		t.Fatal("not gone after the connection was lost")
-	}
-	log.Error("mcp: bad")
-	if strings.Join(seen, ",") != "mcp: bad" {
-		t.Errorf("inner handler saw %v, want only the error", seen)
-	}
-}
-
-type levelHandler struct {
-	min  slog.Level
-	seen *[]string
-}
-
-func (h *levelHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.min }
-func (h *levelHandler) Handle(_ context.Context, r slog.Record) error {
-	*h.seen = append(*h.seen, r.Message)
-	return nil
-}
-func (h *levelHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h *levelHandler) WithGroup(string) slog.Handler      { return h }
-
-// An operator's read_only is kept even when the server says the tool
-// writes; the disagreement is logged.
 func TestOperatorReadOnlyAgainstAnnotations(t *testing.T) {
 	var seen []string
 	s := testServer(t, &Catalogue{}, Server{Name: "s", TrustAnnotations: true,
@@ -151,3 +113,17 @@ func TestOperatorReadOnlyAgainstAnnotations(t *testing.T) {
 		t.Errorf("spec = %+v", spec)
 	}
 }
+
+// levelHandler records the messages at or above min.
+type levelHandler struct {
+	min  slog.Level
+	seen *[]string
+}
+
+func (h *levelHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.min }
+func (h *levelHandler) Handle(_ context.Context, r slog.Record) error {
+	*h.seen = append(*h.seen, r.Message)
+	return nil
+}
+func (h *levelHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *levelHandler) WithGroup(string) slog.Handler      { return h }

@@ -32,8 +32,8 @@ type server struct {
 // conn is one connection to the server.
 type conn struct {
 	client *mcp.Client
-	// gone is set once the connection is known to be unusable: the client
-	// reported it lost, or a call on it failed with mcp.ErrClosed.
+	// gone is set once a call on the connection failed with mcp.ErrClosed;
+	// the client's own Err says when it learned so first.
 	gone atomic.Bool
 }
 
@@ -56,7 +56,7 @@ func (s *server) client(ctx context.Context) (*conn, error) {
 	s.mu.Lock()
 	c := s.conn
 	s.mu.Unlock()
-	if c != nil && !c.gone.Load() {
+	if c != nil && !c.isGone() {
 		return c, nil
 	}
 	if err := s.acquire(ctx); err != nil {
@@ -73,7 +73,7 @@ func (s *server) connectLocked(ctx context.Context) (*conn, error) {
 	}
 	s.mu.Lock()
 	old := s.conn
-	if old != nil && !old.gone.Load() {
+	if old != nil && !old.isGone() {
 		s.mu.Unlock()
 		return old, nil // another call reconnected while this one waited
 	}
@@ -99,7 +99,7 @@ func (s *server) connectLocked(ctx context.Context) (*conn, error) {
 	if s.cfg.Protocol != "" {
 		opts.ProtocolVersion = s.cfg.Protocol
 	}
-	opts.Logger = slog.New(&lostHook{inner: s.logger.Handler(), gone: &c.gone})
+	opts.Logger = s.logger
 	client, err := mcp.Connect(ctx, t, &opts)
 	if err != nil {
 		return nil, fmt.Errorf("catalogue: server %q: %w", s.cfg.Name, err)
@@ -118,6 +118,12 @@ func (s *server) connectLocked(ctx context.Context) (*conn, error) {
 	}
 	s.logger.Debug("catalogue: connected", "protocol", client.ProtocolVersion())
 	return c, nil
+}
+
+// isGone reports whether c can no longer serve a call: its client says so
+// (closed, or its connection lost), or a call found it so.
+func (c *conn) isGone() bool {
+	return c.gone.Load() || (c.client != nil && c.client.Err() != nil)
 }
 
 // drop marks c as gone, so that the next call reconnects.
@@ -232,39 +238,4 @@ func EffectOf(s *Server, t mcp.Tool) (agent.Effect, string) {
 		}
 	}
 	return agent.EffectNonIdempotentWrite, "default"
-}
-
-// lostHook passes the client's log records on, and marks the connection
-// gone when the client reports it lost. mcp.Client has no other way to say
-// that its connection is gone before a call is made on it; knowing it lets
-// the next call reconnect before sending, instead of failing.
-type lostHook struct {
-	inner slog.Handler
-	gone  *atomic.Bool
-}
-
-// lostMessage is what mcp.Client logs, at warn level, when its connection
-// fails or ends.
-const lostMessage = "mcp: connection lost"
-
-func (h *lostHook) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= slog.LevelWarn || h.inner.Enabled(ctx, l)
-}
-
-func (h *lostHook) Handle(ctx context.Context, r slog.Record) error {
-	if r.Message == lostMessage {
-		h.gone.Store(true)
-	}
-	if h.inner.Enabled(ctx, r.Level) {
-		return h.inner.Handle(ctx, r)
-	}
-	return nil
-}
-
-func (h *lostHook) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return &lostHook{inner: h.inner.WithAttrs(attrs), gone: h.gone}
-}
-
-func (h *lostHook) WithGroup(name string) slog.Handler {
-	return &lostHook{inner: h.inner.WithGroup(name), gone: h.gone}
 }

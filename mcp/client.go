@@ -109,7 +109,7 @@ var errClientClosed = errors.New("client closed")
 // no effect once Connect has returned. A nil opts is the zero ClientOptions.
 func Connect(ctx context.Context, t Transport, opts *ClientOptions) (*Client, error) {
 	c := newClient(opts)
-	conn, err := t.connect(ctx, connConfig{pinned: c.opts.ProtocolVersion, maxMessageSize: c.opts.MaxMessageSize, logger: c.logger, receiver: c})
+	conn, err := t.connect(ctx, connConfig{pinned: c.opts.ProtocolVersion, serverRequests: c.opts.Roots != nil || c.opts.SamplingHandler != nil || c.opts.ElicitationHandler != nil, maxMessageSize: c.opts.MaxMessageSize, logger: c.logger, receiver: c})
 	if err != nil {
 		return nil, fmt.Errorf("mcp: connecting: %w", err)
 	}
@@ -163,6 +163,17 @@ func (c *Client) Server() ServerInfo { return c.info }
 
 // ProtocolVersion returns the negotiated protocol revision.
 func (c *Client) ProtocolVersion() string { return c.info.ProtocolVersion }
+
+// Done returns a channel that is closed when the client is closed or its
+// connection is lost; then [Client.Err] says why. A caller that keeps a
+// client for a long time (one per server) uses it to reconnect before a
+// call, rather than after a call failed.
+func (c *Client) Done() <-chan struct{} { return c.closed }
+
+// Err returns nil while the client is usable, and otherwise why it is not:
+// an error matching [ErrClosed] (for a lost connection, with the reason,
+// such as the server's exit status).
+func (c *Client) Err() error { return c.err() }
 
 // Close cancels every call in flight (they return an error matching
 // [ErrClosed], and the server is told as its transport requires), then closes

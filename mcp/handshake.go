@@ -6,9 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/andonhq/andon/mcp/internal/jsonrpc"
 )
+
+// DefaultHandshakeTimeout bounds the initialize handshake, unless
+// RequestTimeout is longer; Connect's context may end it sooner.
+const DefaultHandshakeTimeout = 30 * time.Second
 
 // ErrUnsupportedVersion reports that the client and server share no protocol
 // revision (or not the pinned one).
@@ -58,9 +63,18 @@ func (c *Client) discover(ctx context.Context) (modern bool, fallback string, er
 			ServerInfo Implementation `json:"io.modelcontextprotocol/serverInfo"`
 		} `json:"_meta"`
 	}
-	err = c.request(ctx, "server/discover", &emptyParams{}, &CallOptions{Timeout: c.opts.DiscoverTimeout}, true, &res)
-	c.info.ProtocolVersion = ""
 	var rpcErr *RPCError
+	for attempt := 1; ; attempt++ {
+		err = c.request(ctx, "server/discover", &emptyParams{}, &CallOptions{Timeout: c.opts.DiscoverTimeout}, true, &res)
+		// A server may refuse the version and list 2026-07-28 among those it
+		// supports (the spec says: retry with a supported version). Once.
+		if attempt == 1 && errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeUnsupportedProtocolVersion &&
+			slices.Contains(supportedIn(rpcErr), Version20260728) {
+			continue
+		}
+		break
+	}
+	c.info.ProtocolVersion = ""
 	switch {
 	case err == nil:
 		if slices.Contains(res.SupportedVersions, Version20260728) {
@@ -77,15 +91,20 @@ func (c *Client) discover(ctx context.Context) (modern bool, fallback string, er
 	case ctx.Err() != nil || errors.Is(err, ErrClosed):
 		return false, "", err
 	case errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeUnsupportedProtocolVersion:
-		var data struct {
-			Supported []string `json:"supported"`
-		}
-		_ = json.Unmarshal(rpcErr.Data, &data)
-		return false, newestLegacy(data.Supported), nil
+		return false, newestLegacy(supportedIn(rpcErr)), nil
 	default:
 		c.logger.Debug("mcp: server/discover failed, trying the initialize handshake", "error", err)
 		return false, "", nil
 	}
+}
+
+// supportedIn reads the versions an UnsupportedProtocolVersion error lists.
+func supportedIn(e *RPCError) []string {
+	var data struct {
+		Supported []string `json:"supported"`
+	}
+	_ = json.Unmarshal(e.Data, &data)
+	return data.Supported
 }
 
 // newestLegacy returns the newest handshake-era revision in versions that
@@ -110,7 +129,10 @@ func (c *Client) initialize(ctx context.Context, version string) error {
 		ServerInfo      Implementation  `json:"serverInfo"`
 		Instructions    string          `json:"instructions"`
 	}
-	if err := c.request(ctx, "initialize", params, nil, true, &res); err != nil {
+	// The handshake is bounded by the caller's context and its own limit,
+	// not by RequestTimeout: a short budget for calls must not fail a
+	// server that is slow to start.
+	if err := c.request(ctx, "initialize", params, &CallOptions{Timeout: max(c.opts.RequestTimeout, DefaultHandshakeTimeout)}, true, &res); err != nil {
 		return fmt.Errorf("initialize: %w", err)
 	}
 	switch {

@@ -56,8 +56,61 @@ func (c *httpConn) start() {}
 
 func (c *httpConn) negotiated(version string) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.version = version
+	listen := c.cfg.serverRequests && !isModern(version) && c.sessionID != "" && c.legacySSE == nil
+	c.mu.Unlock()
+	if listen {
+		c.goTracked(c.listen)
+	}
+}
+
+// listen opens the session's optional GET stream, on which a server sends
+// requests and notifications that belong to no call of the client's (an
+// elicitation, say), and delivers them until the stream or the connection
+// ends. A server without one answers 405, which is fine. It is opened only
+// for a client that answers server requests: some servers move a call's
+// progress onto it when it exists, where it can overtake the call's result.
+func (c *httpConn) listen() {
+	req, err := http.NewRequestWithContext(c.ctx, http.MethodGet, c.url.String(), nil)
+	if err != nil {
+		return
+	}
+	c.setHeaders(req, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := c.client.Do(req)
+	if err != nil {
+		if c.ctx.Err() == nil {
+			c.cfg.logger.Debug("mcp: the session's GET stream could not be opened", "error", c.transportError(err))
+		}
+		return
+	}
+	defer resp.Body.Close()
+	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode != http.StatusOK || mediaType != "text/event-stream" {
+		c.cfg.logger.Debug("mcp: the server offers no GET stream", "status", resp.StatusCode)
+		return
+	}
+	events := sse.NewReader(resp.Body, c.cfg.maxMessageSize)
+	for {
+		ev, err := events.Next()
+		if err != nil {
+			if c.ctx.Err() == nil {
+				c.cfg.logger.Debug("mcp: the session's GET stream ended", "error", err)
+			}
+			return
+		}
+		if len(ev.Data) == 0 || (ev.Type != "" && ev.Type != "message") {
+			continue
+		}
+		m, err := jsonrpc.Decode(ev.Data)
+		if err != nil {
+			var de *jsonrpc.DecodeError
+			errors.As(err, &de)
+			c.cfg.receiver.receiveInvalid(de)
+			continue
+		}
+		c.cfg.receiver.receive(m)
+	}
 }
 
 // notifiesCancel: on 2026-07-28 closing the response stream is the whole
@@ -107,13 +160,30 @@ func (c *httpConn) send(ctx context.Context, m *jsonrpc.Message) error {
 	c.mu.Lock()
 	c.streams[m.ID] = cancel
 	c.mu.Unlock()
+	if !c.goTracked(func() {
+		defer c.abandon(m.ID)
+		c.exchange(reqCtx, m, body)
+	}) {
+		c.abandon(m.ID)
+		return fmt.Errorf("%w: %w", errNotSent, ErrClosed)
+	}
+	return nil
+}
+
+// goTracked runs f on a goroutine that close waits for, unless the
+// connection is closed.
+func (c *httpConn) goTracked(f func()) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		defer c.abandon(m.ID)
-		c.exchange(reqCtx, m, body)
+		f()
 	}()
-	return nil
+	return true
 }
 
 // postMessage POSTs a notification or a response. Its reply is discarded

@@ -103,12 +103,13 @@ func (c *httpConn) openLegacySSE(ctx context.Context) (*legacySSE, error) {
 	c.mu.Lock()
 	c.legacySSE = o.l
 	c.mu.Unlock()
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
+	if !c.goTracked(func() {
 		defer body.Close()
 		o.l.readStream(o.r)
-	}()
+	}) {
+		body.Close()
+		return nil, ErrClosed
+	}
 	return o.l, nil
 }
 
@@ -142,17 +143,32 @@ func (l *legacySSE) readStream(r *sse.Reader) {
 
 // post sends one message to the endpoint. The reply carries nothing (the
 // response, if any, comes on the stream) and is discarded unread.
+//
+// The POST runs under the connection's context, not the caller's: in this
+// generation closing it signals nothing, and a caller that gives up must
+// not abort a connection that other POSTs may share. The caller still gets
+// control back as soon as ctx ends.
 func (l *legacySSE) post(ctx context.Context, m *jsonrpc.Message, body []byte) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.endpoint.String(), bytes.NewReader(body))
+	done := make(chan error, 1)
+	if !l.c.goTracked(func() { done <- l.do(m, body) }) {
+		return fmt.Errorf("%w: %w", errNotSent, ErrClosed)
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (l *legacySSE) do(m *jsonrpc.Message, body []byte) error {
+	req, err := http.NewRequestWithContext(l.c.ctx, http.MethodPost, l.endpoint.String(), bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
 	l.c.setHeaders(req, m)
 	resp, err := l.c.client.Do(req)
 	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
 		return l.c.transportError(err)
 	}
 	resp.Body.Close()

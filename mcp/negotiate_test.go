@@ -27,6 +27,8 @@ func TestNegotiation(t *testing.T) {
 		{name: "silent discover means handshake era",
 			server: mcptest.Options{SilentDiscover: true, Versions: []string{mcp.Version20241105}},
 			client: mcp.ClientOptions{DiscoverTimeout: 50 * time.Millisecond}, want: mcp.Version20241105},
+		{name: "retries discover once when refused with a list holding 2026-07-28",
+			server: mcptest.Options{RefuseFirstDiscover: true}, want: mcp.Version20260728},
 		{name: "pinned handshake-era revision",
 			client: mcp.ClientOptions{ProtocolVersion: mcp.Version20250618}, want: mcp.Version20250618},
 		{name: "pinned 2026-07-28 on a handshake-era server",

@@ -92,7 +92,7 @@ func newStreamConn(r io.Reader, w io.Writer, cfg connConfig) *streamConn {
 // flushGrace bounds how long close lets the writer flush what is queued
 // (such as the cancellation of calls still in flight) before the stream is
 // closed under it.
-const flushGrace = 100 * time.Millisecond
+const flushGrace = 250 * time.Millisecond
 
 func (c *streamConn) start() {
 	go c.readLoop()

@@ -20,7 +20,11 @@ type Transport interface {
 
 // connConfig is what a transport needs from the client.
 type connConfig struct {
-	pinned         string // ClientOptions.ProtocolVersion
+	pinned string // ClientOptions.ProtocolVersion
+	// serverRequests: the client answers server requests (roots,
+	// sampling, elicitation), so a session's standalone stream is worth
+	// opening.
+	serverRequests bool
 	maxMessageSize int
 	logger         *slog.Logger
 	receiver       receiver

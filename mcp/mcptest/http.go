@@ -305,7 +305,7 @@ func (h *httpHandler) respond(w http.ResponseWriter, r *http.Request, ctx contex
 			return
 		}
 	}
-	out := newResponseOut(w, m.ID, h.opts.JSONResponse)
+	out := newResponseOut(w, r, m.ID, h.opts.JSONResponse)
 	if sess != nil && h.opts.PrimeStream > 0 && !h.opts.JSONResponse && m.Method == "tools/call" {
 		out.prime(sess, h.opts.PrimeStream)
 	}
@@ -327,7 +327,7 @@ func (h *httpHandler) respond(w http.ResponseWriter, r *http.Request, ctx contex
 
 func (h *httpHandler) delete(w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get("Mcp-Session-Id")
-	h.s.rec.add(Record{Kind: Received, Method: "DELETE", Session: id})
+	h.s.rec.add(Record{Kind: Received, Method: "DELETE", Session: id, Header: r.Header.Clone()})
 	h.mu.Lock()
 	sess := h.sessions[id]
 	delete(h.sessions, id)
@@ -358,6 +358,7 @@ type aborter interface{ abort() }
 // responseOut is the outbox of one request answered over HTTP.
 type responseOut struct {
 	w        http.ResponseWriter
+	req      *http.Request
 	id       jsonrpc.ID
 	json     bool
 	mu       sync.Mutex
@@ -372,8 +373,8 @@ type responseOut struct {
 
 func (o *responseOut) abort() { close(o.aborted) }
 
-func newResponseOut(w http.ResponseWriter, id jsonrpc.ID, json bool) *responseOut {
-	return &responseOut{w: w, id: id, json: json, finished: make(chan struct{}), detached: make(chan struct{}), aborted: make(chan struct{})}
+func newResponseOut(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, json bool) *responseOut {
+	return &responseOut{w: w, req: r, id: id, json: json, finished: make(chan struct{}), detached: make(chan struct{}), aborted: make(chan struct{})}
 }
 
 func (o *responseOut) isFinished() bool {
@@ -393,7 +394,9 @@ func (o *responseOut) write(m *jsonrpc.Message) error {
 	if o.primed != nil {
 		o.primed.write(data, final)
 	} else {
-		if o.done {
+		// Once the client has gone, nothing more is written — in
+		// particular a late reply does not count as the response.
+		if o.done || o.req.Context().Err() != nil {
 			return errors.New("mcptest: response stream closed")
 		}
 		if o.json {

@@ -22,7 +22,7 @@ func (h *httpHandler) get(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "unknown session", http.StatusNotFound)
 			return
 		}
-		h.s.rec.add(Record{Kind: Received, Method: "GET", Session: r.Header.Get("Mcp-Session-Id"), Reason: "Last-Event-ID " + last})
+		h.s.rec.add(Record{Kind: Received, Method: "GET", Session: r.Header.Get("Mcp-Session-Id"), Reason: "Last-Event-ID " + last, Header: r.Header.Clone()})
 		h.resumeStream(w, r, sess, last)
 		return
 	}
@@ -31,7 +31,7 @@ func (h *httpHandler) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, sess := h.newSession()
-	h.s.rec.add(Record{Kind: Received, Method: "GET", Session: id})
+	h.s.rec.add(Record{Kind: Received, Method: "GET", Session: id, Header: r.Header.Clone()})
 	events := &eventStream{w: w, aborted: make(chan struct{})}
 	sess.events = events
 	endpoint := r.URL.Path + "?sessionId=" + id
@@ -70,7 +70,7 @@ func (h *httpHandler) postLegacy(w http.ResponseWriter, r *http.Request, body []
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	rec := Record{Kind: Received, Method: m.Method, Params: m.Params, Raw: jsonOrString(body), Session: id}
+	rec := Record{Kind: Received, Method: m.Method, Params: m.Params, Raw: jsonOrString(body), Session: id, Header: r.Header.Clone()}
 	if m.ID.IsValid() {
 		rec.ID = idKey(m.ID)
 	}

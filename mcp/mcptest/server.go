@@ -58,6 +58,10 @@ type Options struct {
 	// SilentDiscover makes the server ignore server/discover, as some
 	// handshake-era servers do, instead of answering it with an error.
 	SilentDiscover bool
+	// RefuseFirstDiscover answers the first server/discover with
+	// UnsupportedProtocolVersion (-32022) listing Versions, as a server
+	// does that wants the client to retry with a version it lists.
+	RefuseFirstDiscover bool
 	// PageSize splits tools/list into pages of this many tools. Zero means
 	// one page.
 	PageSize int
@@ -72,6 +76,7 @@ type Server struct {
 	rec  *recorder
 
 	mu           sync.Mutex
+	discovered   bool // a server/discover was answered or refused
 	conns        map[*serverConn]bool
 	httpSessions map[*httpSession]bool
 	wg           sync.WaitGroup
@@ -328,6 +333,15 @@ func (c *serverConn) serveRequest(ctx context.Context, m *jsonrpc.Message, out o
 	switch m.Method {
 	case "server/discover":
 		if c.s.opts.SilentDiscover {
+			return
+		}
+		c.s.mu.Lock()
+		first := !c.s.discovered
+		c.s.discovered = true
+		c.s.mu.Unlock()
+		if first && c.s.opts.RefuseFirstDiscover {
+			data, _ := json.Marshal(map[string]any{"supported": c.s.opts.Versions, "requested": base.Meta.ProtocolVersion})
+			reply(out, m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeUnsupportedProtocolVersion, Message: "unsupported protocol version", Data: data})
 			return
 		}
 		if !slices.Contains(c.s.opts.Versions, mcp.Version20260728) {

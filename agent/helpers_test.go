@@ -1,0 +1,223 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/model"
+	"github.com/andonhq/andon/sqlstore"
+)
+
+// testBundle is a runtime on a real SQLite store, with tools the test
+// controls.
+type testBundle struct {
+	t     *testing.T
+	store *countingStore
+	rt    *agent.Runtime
+	tools *toolSet
+}
+
+func setup(t *testing.T, adjust func(*agent.Config)) *testBundle {
+	t.Helper()
+	st, err := sqlstore.Open(context.Background(), filepath.Join(t.TempDir(), "andon.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	b := &testBundle{t: t, store: &countingStore{Store: st}, tools: &toolSet{tools: map[string]*testTool{}}}
+	cfg := agent.Config{
+		Store:         b.store,
+		Tools:         b.tools,
+		NewModel:      newStepModel,
+		WatchInterval: 20 * time.Millisecond,
+		ClaimInterval: 5 * time.Millisecond,
+		ReapInterval:  time.Hour,
+		LeaseDuration: time.Minute,
+	}
+	if adjust != nil {
+		adjust(&cfg)
+	}
+	rt, err := agent.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rt.Close)
+	b.rt = rt
+	return b
+}
+
+// start runs the runtime's worker loop until the test ends.
+func (b *testBundle) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.rt.Run(ctx)
+	}()
+	b.t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+}
+
+// submit queues a run whose model makes the given turns.
+func (b *testBundle) submit(owner string, turns ...turn) *agent.Run {
+	b.t.Helper()
+	script, _ := json.Marshal(turns)
+	run, err := b.rt.Submit(context.Background(), owner, &agent.Request{Prompt: "test", Script: script})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return run
+}
+
+// waitStatus waits until the run reaches status (a deadline only keeps a
+// broken test from hanging).
+func (b *testBundle) waitStatus(id string, want agent.Status) *agent.Run {
+	b.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		run, err := b.store.Store.RunGet(context.Background(), id)
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		if run.Status == want {
+			return run
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("run %s is %s (reason %q), want %s", id, run.Status, run.Reason, want)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func (b *testBundle) steps(id string) []*agent.Step {
+	b.t.Helper()
+	steps, err := b.store.Store.StepList(context.Background(), id)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return steps
+}
+
+// turn is one model turn of a test script: tool calls, or a final text.
+type turn struct {
+	Calls []string `json:"calls,omitempty"` // tool names
+	Final string   `json:"final,omitempty"`
+}
+
+// stepModel plays turns, choosing the next by how many assistant messages
+// the conversation holds, so a resumed run goes on where it stopped.
+type stepModel struct{ turns []turn }
+
+func newStepModel(_ context.Context, req *agent.Request) (model.Model, error) {
+	var turns []turn
+	if err := json.Unmarshal(req.Script, &turns); err != nil {
+		return nil, err
+	}
+	return &stepModel{turns: turns}, nil
+}
+
+func (m *stepModel) Complete(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	k := 0
+	for _, msg := range req.Messages {
+		if msg.Role == model.RoleAssistant {
+			k++
+		}
+	}
+	if k >= len(m.turns) {
+		return &model.Response{Text: "script over"}, nil
+	}
+	resp := &model.Response{Text: m.turns[k].Final}
+	for i, name := range m.turns[k].Calls {
+		resp.ToolCalls = append(resp.ToolCalls, model.ToolCall{ID: fmt.Sprintf("call_%d_%d", k, i), Name: name, Arguments: json.RawMessage(`{}`)})
+	}
+	return resp, nil
+}
+
+// testTool is a tool whose behaviour the test sets.
+type testTool struct {
+	name     string
+	effect   agent.Effect
+	approval bool
+	calls    atomic.Int64
+	// run, if set, is what a call does; by default it returns "ok".
+	run func(ctx context.Context) (*agent.ToolResult, error)
+}
+
+func (t *testTool) Spec() agent.ToolSpec   { return agent.ToolSpec{Name: t.name} }
+func (t *testTool) Effect() agent.Effect   { return t.effect }
+func (t *testTool) RequiresApproval() bool { return t.approval }
+func (t *testTool) Call(ctx context.Context, _ json.RawMessage) (*agent.ToolResult, error) {
+	t.calls.Add(1)
+	if t.run != nil {
+		return t.run(ctx)
+	}
+	return &agent.ToolResult{Outcome: agent.OutcomeOK, Text: "ok"}, nil
+}
+
+// blockUntilCancelled is a tool body that signals it started, then waits
+// for its context and reports a cancelled outcome, as an MCP tool does.
+func blockUntilCancelled(started chan<- struct{}) func(ctx context.Context) (*agent.ToolResult, error) {
+	return func(ctx context.Context) (*agent.ToolResult, error) {
+		close(started)
+		<-ctx.Done()
+		return &agent.ToolResult{Outcome: agent.OutcomeCancelled, Text: "cancelled"}, nil
+	}
+}
+
+type toolSet struct {
+	mu    sync.Mutex
+	tools map[string]*testTool
+}
+
+func (s *toolSet) add(t *testTool) *testTool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tools[t.name] = t
+	return t
+}
+
+func (s *toolSet) Tool(_ context.Context, name string) (agent.Tool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t, ok := s.tools[name]; ok {
+		return t, nil
+	}
+	return nil, nil
+}
+
+func (s *toolSet) List(context.Context) ([]agent.Tool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []agent.Tool
+	for _, t := range s.tools {
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// countingStore counts the status reads the runtime makes, and can fail them.
+type countingStore struct {
+	*sqlstore.Store
+	statusReads atomic.Int64
+	failStatus  atomic.Bool
+}
+
+func (c *countingStore) RunStatuses(ctx context.Context, ids []string) (map[string]agent.Status, error) {
+	c.statusReads.Add(1)
+	if c.failStatus.Load() {
+		return nil, fmt.Errorf("store unavailable")
+	}
+	return c.Store.RunStatuses(ctx, ids)
+}

@@ -1,0 +1,101 @@
+package agent_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/andonhq/andon/agent"
+)
+
+// A run whose worker died mid non-idempotent write is dead-lettered, never
+// retried; one that died mid read is requeued and finishes on another
+// worker, without replaying what completed.
+func TestReaperAsksTheFence(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		effect agent.Effect
+		want   agent.Status
+	}{
+		{agent.EffectNonIdempotentWrite, agent.StatusFailed},
+		{agent.EffectIdempotentWrite, agent.StatusCompleted},
+		{agent.EffectReadOnly, agent.StatusCompleted},
+	} {
+		t.Run(string(tt.effect), func(t *testing.T) {
+			t.Parallel()
+			now := time.Now()
+			clock := func() time.Time { return now }
+			b := setup(t, func(c *agent.Config) { c.Now = clock })
+			before := b.tools.add(&testTool{name: "before", effect: agent.EffectNonIdempotentWrite})
+			tool := b.tools.add(&testTool{name: "work", effect: tt.effect})
+			run := b.submit("alice", turn{Calls: []string{"before"}}, turn{Calls: []string{"work"}}, turn{Final: "done"})
+
+			// A worker that dies: it claims the run, records the first
+			// call, and stamps the fence of the second, then vanishes.
+			ctx := context.Background()
+			st := b.store.Store
+			claimed, err := st.RunClaim(ctx, "dead-worker", now.Add(time.Minute))
+			if err != nil || claimed == nil {
+				t.Fatalf("claim: %v, %v", claimed, err)
+			}
+			for _, step := range []*agent.Step{
+				{RunID: run.ID, Kind: agent.StepModel, Round: 1, Args: []byte(`[{"id":"call_0_0","name":"before","arguments":{}}]`)},
+				{RunID: run.ID, Kind: agent.StepTool, Round: 1, Tool: "before", Outcome: agent.OutcomeOK, Text: "ok"},
+				{RunID: run.ID, Kind: agent.StepModel, Round: 2, Args: []byte(`[{"id":"call_1_0","name":"work","arguments":{}}]`)},
+			} {
+				if err := st.StepAppend(ctx, step); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.effect.IsWrite() {
+				if ok, err := st.RunSetPendingEffect(ctx, run.ID, "dead-worker", tt.effect, now.Add(time.Minute)); !ok || err != nil {
+					t.Fatalf("stamping the fence: %v, %v", ok, err)
+				}
+			}
+			now = now.Add(2 * time.Minute) // the lease lapses
+			b.rt.Reap(ctx)
+			b.start()
+			got := b.waitStatus(run.ID, tt.want)
+			if tt.want == agent.StatusFailed {
+				if got.Reason != agent.ReasonNotRetryable || tool.calls.Load() != 0 {
+					t.Errorf("run = %+v, tool calls %d; want dead-lettered, never retried", got, tool.calls.Load())
+				}
+				return
+			}
+			if before.calls.Load() != 0 {
+				t.Errorf("the completed write was replayed %d times", before.calls.Load())
+			}
+			if tool.calls.Load() != 1 {
+				t.Errorf("the interrupted call ran %d times on the new worker, want 1", tool.calls.Load())
+			}
+		})
+	}
+}
+
+// A segment that lost its lease stops without settling: another owner has
+// the run.
+func TestLostLeaseStopsWithoutSettling(t *testing.T) {
+	t.Parallel()
+	// One run at a time: the worker cannot take the requeued run back
+	// before the thief does.
+	b := setup(t, func(c *agent.Config) { c.MaxConcurrentRuns = 1 })
+	var runID string
+	b.tools.add(&testTool{name: "steal", effect: agent.EffectReadOnly, run: func(ctx context.Context) (*agent.ToolResult, error) {
+		// Someone else takes the run over: a requeue and a new claim.
+		st := b.store.Store
+		run, _ := st.RunGet(ctx, runID)
+		st.RunRequeue(ctx, runID, run.LeaseOwner)
+		st.RunClaim(ctx, "thief", time.Now().Add(time.Hour))
+		return &agent.ToolResult{Outcome: agent.OutcomeOK, Text: "ok"}, nil
+	}})
+	write := b.tools.add(&testTool{name: "write", effect: agent.EffectNonIdempotentWrite})
+	b.start()
+	run := b.submit("alice", turn{Calls: []string{"steal"}}, turn{Calls: []string{"write"}})
+	runID = run.ID
+	waitSteps(t, b, run.ID, 2)
+	time.Sleep(50 * time.Millisecond)
+	got := b.waitStatus(run.ID, agent.StatusRunning)
+	if got.LeaseOwner != "thief" || write.calls.Load() != 0 {
+		t.Errorf("run = %+v, write calls %d; the old segment must stop and never write", got, write.calls.Load())
+	}
+}

@@ -1,0 +1,116 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/andonhq/andon/agent"
+)
+
+func TestRunCompletes(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	b.tools.add(&testTool{name: "lookup", effect: agent.EffectReadOnly})
+	b.start()
+	run := b.submit("alice", turn{Calls: []string{"lookup"}}, turn{Final: "done"})
+	got := b.waitStatus(run.ID, agent.StatusCompleted)
+	if got.Reason != agent.ReasonCompleted || got.FinishedAt.IsZero() || got.LeaseOwner != "" {
+		t.Errorf("completed run = %+v", got)
+	}
+	steps := b.steps(run.ID)
+	if len(steps) != 3 || steps[0].Kind != agent.StepModel || steps[1].Kind != agent.StepTool || steps[1].Outcome != agent.OutcomeOK || steps[2].Text != "done" {
+		t.Errorf("steps = %s", formatSteps(steps))
+	}
+}
+
+func TestRoundLimit(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *agent.Config) { c.MaxRounds = 2 })
+	b.tools.add(&testTool{name: "lookup", effect: agent.EffectReadOnly})
+	b.start()
+	run := b.submit("alice", turn{Calls: []string{"lookup"}}, turn{Calls: []string{"lookup"}}, turn{Calls: []string{"lookup"}})
+	if got := b.waitStatus(run.ID, agent.StatusFailed); got.Reason != agent.ReasonMaxRounds {
+		t.Errorf("reason = %s, want max_rounds", got.Reason)
+	}
+}
+
+func TestUnknownToolIsReportedToTheModel(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	b.start()
+	run := b.submit("alice", turn{Calls: []string{"nope"}}, turn{Final: "ok"})
+	b.waitStatus(run.ID, agent.StatusCompleted)
+	if steps := b.steps(run.ID); steps[1].Outcome != agent.OutcomeFailed {
+		t.Errorf("unknown tool step = %+v", steps[1])
+	}
+}
+
+// Only the owner or an admin may cancel; the refusal changes nothing.
+func TestCancelNeedsOwnerOrAdmin(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	run := b.submit("alice", turn{Final: "x"})
+	err := b.rt.Cancel(context.Background(), agent.Actor{ID: "mallory"}, run.ID)
+	if !errors.Is(err, agent.ErrForbidden) {
+		t.Fatalf("Cancel by a stranger = %v, want ErrForbidden", err)
+	}
+	if got := b.waitStatus(run.ID, agent.StatusQueued); got.Status != agent.StatusQueued {
+		t.Fatal("unreachable")
+	}
+	if err := b.rt.Cancel(context.Background(), agent.Actor{ID: "root", Admin: true}, run.ID); err != nil {
+		t.Fatalf("Cancel by an admin = %v", err)
+	}
+	if err := b.rt.Cancel(context.Background(), agent.Actor{ID: "nobody"}, "run_missing"); !errors.Is(err, agent.ErrNotFound) {
+		t.Errorf("Cancel of an unknown run = %v, want ErrNotFound", err)
+	}
+}
+
+// Cancelled is terminal: a second cancel loses, and a cancelled queued run
+// is never claimed.
+func TestCancelledIsTerminal(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	tool := b.tools.add(&testTool{name: "lookup", effect: agent.EffectReadOnly})
+	run := b.submit("alice", turn{Calls: []string{"lookup"}}, turn{Final: "done"})
+	alice := agent.Actor{ID: "alice"}
+	if err := b.rt.Cancel(context.Background(), alice, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.rt.Cancel(context.Background(), alice, run.ID); !errors.Is(err, agent.ErrFinished) {
+		t.Errorf("second Cancel = %v, want ErrFinished", err)
+	}
+	b.start()
+	other := b.submit("alice", turn{Final: "done"}) // proves the worker is claiming
+	b.waitStatus(other.ID, agent.StatusCompleted)
+	got := b.waitStatus(run.ID, agent.StatusCancelled)
+	if got.Reason != agent.ReasonCancelled || got.StartedAt != (time.Time{}) || tool.calls.Load() != 0 {
+		t.Errorf("cancelled queued run = %+v, tool calls %d; it must never be claimed", got, tool.calls.Load())
+	}
+}
+
+func formatSteps(steps []*agent.Step) string {
+	var s string
+	for _, st := range steps {
+		s += "\n  " + string(st.Kind) + " " + st.Tool + " " + string(st.Outcome) + " " + st.Text
+	}
+	return s
+}
+
+// Every tool call carries its run's id, for the audit rows of what it sends.
+func TestToolCallsCarryTheRunID(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	var seen string
+	b.tools.add(&testTool{name: "look", effect: agent.EffectReadOnly, run: func(ctx context.Context) (*agent.ToolResult, error) {
+		seen = agent.RunIDFrom(ctx)
+		return &agent.ToolResult{Outcome: agent.OutcomeOK}, nil
+	}})
+	b.start()
+	run := b.submit("alice", turn{Calls: []string{"look"}}, turn{Final: "done"})
+	b.waitStatus(run.ID, agent.StatusCompleted)
+	if seen != run.ID {
+		t.Errorf("RunIDFrom = %q, want %q", seen, run.ID)
+	}
+}
