@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/egress"
 	"github.com/andonhq/andon/mcp"
 )
 
@@ -94,6 +95,10 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (*agent.ToolResul
 				Text: fmt.Sprintf("The arguments of tool %q must be a JSON object.", t.name)}, nil
 		}
 		a = args
+	}
+	if id := agent.RunIDFrom(ctx); id != "" {
+		// What the call sends out over HTTP is audited under its run.
+		ctx = egress.WithRun(ctx, id)
 	}
 	c, err := t.srv.client(ctx)
 	if err != nil {

@@ -369,3 +369,53 @@ func TestHTTPStreamResumption(t *testing.T) {
 		}
 	})
 }
+
+type ctxKey struct{}
+
+// valueSpy is a RoundTripper that records a context value of each request.
+type valueSpy struct {
+	next http.RoundTripper
+	seen chan any
+}
+
+func (v *valueSpy) RoundTrip(r *http.Request) (*http.Response, error) {
+	if val := r.Context().Value(ctxKey{}); val != nil {
+		select {
+		case v.seen <- val:
+		default:
+		}
+	}
+	return v.next.RoundTrip(r)
+}
+
+// A call's HTTP request carries the caller's context values (an egress
+// transport reads the run id from there), though not its cancellation.
+func TestHTTPRequestsCarryTheCallersValues(t *testing.T) {
+	for _, gen := range [][]string{{mcptest.Stateless}, {mcptest.Sessions}, {mcptest.LegacySSE}} {
+		t.Run(gen[0], func(t *testing.T) {
+			t.Parallel()
+			s := mcptest.NewServer(nil)
+			t.Cleanup(s.Close)
+			hs := httptest.NewServer(s.HTTPHandler(&mcptest.HTTPOptions{Generations: gen}))
+			t.Cleanup(hs.Close)
+			spy := &valueSpy{next: hs.Client().Transport, seen: make(chan any, 16)}
+			c, err := mcp.Connect(context.Background(), mcp.HTTP(hs.URL, &http.Client{Transport: spy}), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			ctx := context.WithValue(context.Background(), ctxKey{}, "run_42")
+			if _, err := c.CallTool(ctx, "echo", nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case v := <-spy.seen:
+				if v != "run_42" {
+					t.Errorf("value = %v", v)
+				}
+			default:
+				t.Error("the call's request did not carry the caller's context value")
+			}
+		})
+	}
+}

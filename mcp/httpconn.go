@@ -155,8 +155,9 @@ func (c *httpConn) send(ctx context.Context, m *jsonrpc.Message) error {
 		return c.postMessage(ctx, m, body)
 	}
 	// A request: its exchange runs on its own goroutine under a context
-	// that only abandon and close end, never the caller's.
-	reqCtx, cancel := context.WithCancel(c.ctx)
+	// that only abandon and close end, never the caller's — though it
+	// carries the caller's values (an egress transport reads the run id).
+	reqCtx, cancel := c.detach(ctx)
 	c.mu.Lock()
 	c.streams[m.ID] = cancel
 	c.mu.Unlock()
@@ -168,6 +169,17 @@ func (c *httpConn) send(ctx context.Context, m *jsonrpc.Message) error {
 		return fmt.Errorf("%w: %w", errNotSent, ErrClosed)
 	}
 	return nil
+}
+
+// detach returns a context with ctx's values that ends only when cancel
+// is called or the connection closes.
+func (c *httpConn) detach(ctx context.Context) (context.Context, context.CancelFunc) {
+	d, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(c.ctx, cancel)
+	return d, func() {
+		stop()
+		cancel()
+	}
 }
 
 // goTracked runs f on a goroutine that close waits for, unless the

@@ -150,7 +150,12 @@ func (l *legacySSE) readStream(r *sse.Reader) {
 // control back as soon as ctx ends.
 func (l *legacySSE) post(ctx context.Context, m *jsonrpc.Message, body []byte) error {
 	done := make(chan error, 1)
-	if !l.c.goTracked(func() { done <- l.do(m, body) }) {
+	postCtx, cancel := l.c.detach(ctx)
+	if !l.c.goTracked(func() {
+		defer cancel()
+		done <- l.do(postCtx, m, body)
+	}) {
+		cancel()
 		return fmt.Errorf("%w: %w", errNotSent, ErrClosed)
 	}
 	select {
@@ -161,8 +166,8 @@ func (l *legacySSE) post(ctx context.Context, m *jsonrpc.Message, body []byte) e
 	}
 }
 
-func (l *legacySSE) do(m *jsonrpc.Message, body []byte) error {
-	req, err := http.NewRequestWithContext(l.c.ctx, http.MethodPost, l.endpoint.String(), bytes.NewReader(body))
+func (l *legacySSE) do(ctx context.Context, m *jsonrpc.Message, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.endpoint.String(), bytes.NewReader(body))
 	if err != nil {
 		return err
 	}

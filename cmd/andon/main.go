@@ -3,7 +3,9 @@
 // by its caller, by a deadline, or by an operator — and the server is told,
 // within a bounded time, without retrying a half-sent write.
 //
-// Today it talks to MCP servers over stdio and over HTTP:
+// andon serve runs the agent runtime and its JSON API on 127.0.0.1:7700;
+// run, runs, show, cancel, approve and deny talk to it. It also talks to MCP
+// servers directly, over stdio and over HTTP:
 //
 //	andon tools --stdio "COMMAND ARGS…"              list a server's tools
 //	andon call  --stdio "COMMAND ARGS…" TOOL [ARGS]  call one tool
@@ -50,6 +52,13 @@ type command struct {
 // commands returns andon's subcommands, in the order usage lists them.
 func commands() []command {
 	return []command{
+		{"serve", "run the agent runtime and its API (the main job)", runServe},
+		{"run", "start a run (--script FILE), optionally following it (--wait)", runRun},
+		{"runs", "list runs", runRuns},
+		{"show", "show a run: steps, write fence, audit rows", runShow},
+		{"cancel", "cancel a run; its call in flight stops on the wire", runCancel},
+		{"approve", "approve the tool call a run waits on", runApprove},
+		{"deny", "deny the tool call a run waits on", runDeny},
 		{"call", "call one tool on an MCP server and print the result", runCall},
 		{"tools", "list the tools an MCP server offers", runTools},
 		{"mcptest", "run the scriptable MCP test server (mcptest serve)", runMCPTest},

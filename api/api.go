@@ -1,0 +1,229 @@
+// Package api is andon's HTTP API: start, list, show, cancel, approve and
+// deny runs, as JSON over HTTP. `andon serve` serves it on loopback, and the
+// other commands use it when a server is up.
+//
+// Routes (all JSON):
+//
+//	POST /v1/runs                      start a run   {"prompt", "model", "script"}
+//	GET  /v1/runs?status=&owner=&limit=&before=
+//	GET  /v1/runs/{id}                 the run, its steps and its audit rows
+//	POST /v1/runs/{id}/cancel          cancel it     → {"run", "took_ms"}
+//	POST /v1/runs/{id}/approve         approve the call it waits on
+//	POST /v1/runs/{id}/deny            deny it
+//	GET  /v1/health
+//
+// Errors are {"error": {"code", "message"}} with a stable code: bad_request,
+// not_found, forbidden, conflict, internal.
+//
+// Every request acts as the actor the Config names (on a loopback-only
+// server: the local operator, an admin). Tokens and roles come later.
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/audit"
+)
+
+// Config configures the API handler.
+type Config struct {
+	// Runtime runs and cancels runs. Required.
+	Runtime *agent.Runtime
+	// Store reads runs and steps. Required.
+	Store agent.Store
+	// Audit, if set, lists the audit rows of a run.
+	Audit AuditLister
+	// Actor is who every request acts as. Zero means {ID: "local", Admin: true}.
+	Actor agent.Actor
+	// Logger receives request failures. Nil means discard.
+	Logger *slog.Logger
+	// Now is the clock. Nil means time.Now.
+	Now func() time.Time
+}
+
+// AuditLister lists audit rows; *audit.Log implements it.
+type AuditLister interface {
+	List(ctx context.Context, q audit.Query) ([]audit.Row, error)
+}
+
+// NewHandler returns the API's handler.
+func NewHandler(cfg Config) (http.Handler, error) {
+	if cfg.Runtime == nil || cfg.Store == nil {
+		return nil, errors.New("api: Config.Runtime and Config.Store are required")
+	}
+	if cfg.Actor.ID == "" {
+		cfg.Actor = agent.Actor{ID: "local", Admin: true}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &server{cfg: cfg}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/runs", s.createRun)
+	mux.HandleFunc("GET /v1/runs", s.listRuns)
+	mux.HandleFunc("GET /v1/runs/{id}", s.showRun)
+	mux.HandleFunc("POST /v1/runs/{id}/cancel", s.cancelRun)
+	mux.HandleFunc("POST /v1/runs/{id}/approve", s.decide(true))
+	mux.HandleFunc("POST /v1/runs/{id}/deny", s.decide(false))
+	mux.HandleFunc("GET /v1/health", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not_found", "no such endpoint")
+	})
+	return mux, nil
+}
+
+type server struct{ cfg Config }
+
+// maxBody caps a request body.
+const maxBody = 1 << 20
+
+func (s *server) createRun(w http.ResponseWriter, r *http.Request) {
+	var req agent.Request
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "bad_request", "the body is not a run request: "+err.Error())
+		return
+	}
+	if req.Prompt == "" {
+		writeError(w, http.StatusBadRequest, "bad_request", "a run needs a prompt")
+		return
+	}
+	run, err := s.cfg.Runtime.Submit(r.Context(), s.cfg.Actor.ID, &req)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, toRun(run))
+}
+
+func (s *server) listRuns(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := agent.RunFilter{Owner: q.Get("owner"), Status: agent.Status(q.Get("status")), Before: q.Get("before")}
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 1000 {
+			writeError(w, http.StatusBadRequest, "bad_request", "limit must be a number from 1 to 1000")
+			return
+		}
+		f.Limit = n
+	}
+	runs, err := s.cfg.Store.RunList(r.Context(), f)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	out := make([]Run, len(runs))
+	for i, run := range runs {
+		out[i] = toRun(run)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"runs": out})
+}
+
+func (s *server) showRun(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	run, err := s.cfg.Store.RunGet(r.Context(), id)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	steps, err := s.cfg.Store.StepList(r.Context(), id)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	detail := RunDetail{Run: toRun(run), Steps: make([]Step, len(steps)), Audit: []AuditRow{}}
+	for i, st := range steps {
+		detail.Steps[i] = toStep(st)
+	}
+	if s.cfg.Audit != nil {
+		rows, err := s.cfg.Audit.List(r.Context(), audit.Query{RunID: id})
+		if err != nil {
+			s.fail(w, err)
+			return
+		}
+		for _, row := range rows {
+			detail.Audit = append(detail.Audit, toAudit(row))
+		}
+	}
+	writeJSON(w, http.StatusOK, detail)
+}
+
+func (s *server) cancelRun(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	start := s.cfg.Now()
+	if err := s.cfg.Runtime.Cancel(r.Context(), s.cfg.Actor, id); err != nil {
+		s.fail(w, err)
+		return
+	}
+	took := s.cfg.Now().Sub(start)
+	run, err := s.cfg.Store.RunGet(r.Context(), id)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"run": toRun(run), "took_ms": float64(took.Microseconds()) / 1000})
+}
+
+func (s *server) decide(approve bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		var err error
+		if approve {
+			err = s.cfg.Runtime.Approve(r.Context(), s.cfg.Actor, id)
+		} else {
+			err = s.cfg.Runtime.Deny(r.Context(), s.cfg.Actor, id)
+		}
+		if err != nil {
+			s.fail(w, err)
+			return
+		}
+		run, err := s.cfg.Store.RunGet(r.Context(), id)
+		if err != nil {
+			s.fail(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"run": toRun(run)})
+	}
+}
+
+// fail maps an error to its status and stable code.
+func (s *server) fail(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, agent.ErrNotFound):
+		writeError(w, http.StatusNotFound, "not_found", "no such run")
+	case errors.Is(err, agent.ErrForbidden):
+		writeError(w, http.StatusForbidden, "forbidden", "you may not do that to this run")
+	case errors.Is(err, agent.ErrFinished):
+		writeError(w, http.StatusConflict, "conflict", "the run has already finished")
+	case errors.Is(err, agent.ErrNotWaiting):
+		writeError(w, http.StatusConflict, "conflict", "the run is not waiting for approval")
+	default:
+		s.cfg.Logger.Warn("api: request failed", "error", err)
+		writeError(w, http.StatusInternalServerError, "internal", "internal error")
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
+}

@@ -1,0 +1,148 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/andonhq/andon/agent"
+)
+
+// Client calls an andon server's API. The zero value is not usable; set
+// BaseURL.
+type Client struct {
+	// BaseURL is the server, e.g. "http://127.0.0.1:7700".
+	BaseURL string
+	// HTTP makes the requests. Nil means http.DefaultClient.
+	HTTP *http.Client
+}
+
+// Error is an error response from the API.
+type Error struct {
+	Status  int
+	Code    string // bad_request, not_found, forbidden, conflict, internal
+	Message string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("api: %s (%s)", e.Message, e.Code) }
+
+// Health reports whether the server answers.
+func (c *Client) Health(ctx context.Context) error {
+	return c.do(ctx, http.MethodGet, "/v1/health", nil, nil)
+}
+
+// CreateRun starts a run.
+func (c *Client) CreateRun(ctx context.Context, req *agent.Request) (*Run, error) {
+	var run Run
+	return &run, c.do(ctx, http.MethodPost, "/v1/runs", req, &run)
+}
+
+// ListRuns lists runs, newest first.
+func (c *Client) ListRuns(ctx context.Context, f agent.RunFilter) ([]Run, error) {
+	q := url.Values{}
+	if f.Status != "" {
+		q.Set("status", string(f.Status))
+	}
+	if f.Owner != "" {
+		q.Set("owner", f.Owner)
+	}
+	if f.Before != "" {
+		q.Set("before", f.Before)
+	}
+	if f.Limit > 0 {
+		q.Set("limit", fmt.Sprint(f.Limit))
+	}
+	var out struct {
+		Runs []Run `json:"runs"`
+	}
+	path := "/v1/runs"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	return out.Runs, c.do(ctx, http.MethodGet, path, nil, &out)
+}
+
+// GetRun returns a run with its steps and audit rows.
+func (c *Client) GetRun(ctx context.Context, id string) (*RunDetail, error) {
+	var d RunDetail
+	return &d, c.do(ctx, http.MethodGet, "/v1/runs/"+url.PathEscape(id), nil, &d)
+}
+
+// CancelResult is what a cancel returns.
+type CancelResult struct {
+	Run    Run     `json:"run"`
+	TookMS float64 `json:"took_ms"`
+}
+
+// CancelRun cancels a run.
+func (c *Client) CancelRun(ctx context.Context, id string) (*CancelResult, error) {
+	var res CancelResult
+	return &res, c.do(ctx, http.MethodPost, "/v1/runs/"+url.PathEscape(id)+"/cancel", nil, &res)
+}
+
+// Decide approves (or, with approve false, denies) the call a run waits on.
+func (c *Client) Decide(ctx context.Context, id string, approve bool) (*Run, error) {
+	verb := "/approve"
+	if !approve {
+		verb = "/deny"
+	}
+	var res struct {
+		Run Run `json:"run"`
+	}
+	return &res.Run, c.do(ctx, http.MethodPost, "/v1/runs/"+url.PathEscape(id)+verb, nil, &res)
+}
+
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		data, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.BaseURL, "/")+path, body)
+	if err != nil {
+		return fmt.Errorf("api: %w", err)
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("api: %s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return fmt.Errorf("api: reading the response: %w", err)
+	}
+	if resp.StatusCode/100 != 2 {
+		e := &Error{Status: resp.StatusCode, Code: "internal", Message: resp.Status}
+		var eb struct {
+			Error struct {
+				Code    string `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(data, &eb) == nil && eb.Error.Code != "" {
+			e.Code, e.Message = eb.Error.Code, eb.Error.Message
+		}
+		return e
+	}
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			return fmt.Errorf("api: decoding the response: %w", err)
+		}
+	}
+	return nil
+}

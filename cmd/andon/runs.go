@@ -1,0 +1,316 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/api"
+	"github.com/andonhq/andon/model/script"
+)
+
+// The run commands talk to a running `andon serve` through its API. The
+// runtime lives there: it executes runs, and a cancel made through it
+// reaches the wire at once.
+
+// apiFlags are the flags of the commands that use the API.
+type apiFlags struct {
+	addr string
+	json bool
+}
+
+func addAPIFlags(fs *flagSet) *apiFlags {
+	f := &apiFlags{}
+	fs.StringVar(&f.addr, "api", defaultAPI, "the `address` of the running andon serve")
+	fs.BoolVar(&f.json, "json", false, "print JSON")
+	return f
+}
+
+// client returns an API client, or an error saying that no server is up.
+func (f *apiFlags) client(ctx context.Context) (*api.Client, error) {
+	c := &api.Client{BaseURL: "http://" + f.addr, HTTP: &http.Client{Timeout: 30 * time.Second}}
+	probe, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := c.Health(probe); err != nil {
+		return nil, fmt.Errorf("no andon serve answers on %s (start one with: andon serve)", f.addr)
+	}
+	return c, nil
+}
+
+// apiError turns an API failure into a message and an exit code.
+func apiError(e *env, err error) int {
+	var ae *api.Error
+	if errors.As(err, &ae) {
+		e.errorf("%s", ae.Message)
+		if ae.Code == "bad_request" {
+			return exitUsage
+		}
+		return exitFailure
+	}
+	e.errorf("%v", err)
+	return exitTransport
+}
+
+func runRun(ctx context.Context, e *env, args []string) int {
+	fs := newFlagSet(e, "run", "andon run --script FILE [--prompt TEXT] [--wait]",
+		"Start a run whose model plays a script (JSON or YAML), and print its id.\n"+
+			"With --wait, follow it to its end; Ctrl-C then cancels the run.")
+	af := addAPIFlags(fs)
+	scriptPath := fs.String("script", "", "the model script `file` (required)")
+	prompt := fs.String("prompt", "Run the script.", "the run's opening `message`")
+	wait := fs.Bool("wait", false, "wait for the run to end, printing its steps")
+	if _, code, ok := fs.parse(args); !ok {
+		return code
+	}
+	if *scriptPath == "" {
+		return fs.usageError("--script is required")
+	}
+	data, err := os.ReadFile(*scriptPath)
+	if err != nil {
+		return fs.usageError("%v", err)
+	}
+	s, err := script.Parse(data)
+	if err != nil {
+		return fs.usageError("%s: %v", *scriptPath, err)
+	}
+	raw, err := json.Marshal(s)
+	if err != nil {
+		e.errorf("%v", err)
+		return exitFailure
+	}
+	c, err := af.client(ctx)
+	if err != nil {
+		e.errorf("%v", err)
+		return exitTransport
+	}
+	run, err := c.CreateRun(ctx, &agent.Request{Prompt: *prompt, Model: "script", Script: raw})
+	if err != nil {
+		return apiError(e, err)
+	}
+	if !*wait {
+		if af.json {
+			return printJSON(e, run)
+		}
+		fmt.Fprintln(e.stdout, run.ID)
+		return exitOK
+	}
+	fmt.Fprintf(e.stderr, "andon: run %s started; Ctrl-C cancels it\n", run.ID)
+	return follow(ctx, e, c, run.ID, af.json)
+}
+
+// follow prints a run's steps as they come until it ends; an interrupt
+// cancels the run through the API and follows it to its end.
+func follow(ctx context.Context, e *env, c *api.Client, id string, asJSON bool) int {
+	printed := 0
+	cancelled := false
+	for {
+		d, err := c.GetRun(context.WithoutCancel(ctx), id)
+		if err != nil {
+			return apiError(e, err)
+		}
+		for ; printed < len(d.Steps); printed++ {
+			if !asJSON {
+				printStep(e, d.Steps[printed])
+			}
+		}
+		if agent.Status(d.Run.Status).Terminal() || d.Run.Status == string(agent.StatusWaitingForApproval) {
+			if asJSON {
+				printJSON(e, d)
+			} else {
+				fmt.Fprintf(e.stdout, "%s: %s%s\n", d.Run.ID, d.Run.Status, suffix(d.Run.Reason))
+			}
+			switch agent.Status(d.Run.Status) {
+			case agent.StatusCompleted, agent.StatusWaitingForApproval:
+				return exitOK
+			case agent.StatusCancelled:
+				if cancelled {
+					return exitSignal
+				}
+			}
+			return exitFailure
+		}
+		if ctx.Err() != nil && !cancelled {
+			cancelled = true
+			res, err := c.CancelRun(context.WithoutCancel(ctx), id)
+			if err != nil {
+				return apiError(e, err)
+			}
+			fmt.Fprintf(e.stderr, "andon: cancelled run %s (%.1f ms)\n", id, res.TookMS)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func suffix(reason string) string {
+	if reason == "" {
+		return ""
+	}
+	return " (" + reason + ")"
+}
+
+func printStep(e *env, s api.Step) {
+	switch s.Kind {
+	case string(agent.StepModel):
+		text := s.Text
+		if text == "" {
+			text = "(asks for tools)"
+		}
+		fmt.Fprintf(e.stdout, "  %d model: %s\n", s.Seq, oneLine(text))
+	case string(agent.StepTool):
+		fmt.Fprintf(e.stdout, "  %d tool %s → %s (%.0f ms): %s\n", s.Seq, s.Tool, s.Outcome, s.DurationMS, oneLine(s.Text))
+	default:
+		fmt.Fprintf(e.stdout, "  %d %s %s → %s %s\n", s.Seq, s.Kind, s.Tool, s.Outcome, oneLine(s.Text))
+	}
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > 120 {
+		s = s[:117] + "..."
+	}
+	return s
+}
+
+func printJSON(e *env, v any) int {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		e.errorf("%v", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+func runRuns(ctx context.Context, e *env, args []string) int {
+	fs := newFlagSet(e, "runs", "andon runs [--status S] [--limit N]", "List runs, newest first.")
+	af := addAPIFlags(fs)
+	status := fs.String("status", "", "only runs in this `status`")
+	limit := fs.Int("limit", 20, "at most `N` runs")
+	if _, code, ok := fs.parse(args); !ok {
+		return code
+	}
+	c, err := af.client(ctx)
+	if err != nil {
+		e.errorf("%v", err)
+		return exitTransport
+	}
+	runs, err := c.ListRuns(ctx, agent.RunFilter{Status: agent.Status(*status), Limit: *limit})
+	if err != nil {
+		return apiError(e, err)
+	}
+	if af.json {
+		return printJSON(e, runs)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tSTATUS\tREASON\tFENCE\tOWNER\tCREATED")
+	for _, r := range runs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Status, r.Reason, r.PendingEffect, r.Owner, r.CreatedAt.Local().Format(time.DateTime))
+	}
+	tw.Flush()
+	return exitOK
+}
+
+func runShow(ctx context.Context, e *env, args []string) int {
+	fs := newFlagSet(e, "show", "andon show RUN", "Show a run: its status, its write fence, its steps and its audit rows.")
+	af := addAPIFlags(fs)
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return fs.usageError("want one run id")
+	}
+	c, err := af.client(ctx)
+	if err != nil {
+		e.errorf("%v", err)
+		return exitTransport
+	}
+	d, err := c.GetRun(ctx, pos[0])
+	if err != nil {
+		return apiError(e, err)
+	}
+	if af.json {
+		return printJSON(e, d)
+	}
+	r := d.Run
+	fmt.Fprintf(e.stdout, "run %s (owner %s)\n  status: %s%s\n", r.ID, r.Owner, r.Status, suffix(r.Reason))
+	if r.Error != "" {
+		fmt.Fprintf(e.stdout, "  error: %s\n", r.Error)
+	}
+	fence := r.PendingEffect
+	if fence == "" {
+		fence = "clear"
+	}
+	fmt.Fprintf(e.stdout, "  write fence: %s\n  steps:\n", fence)
+	for _, s := range d.Steps {
+		printStep(e, s)
+	}
+	fmt.Fprintln(e.stdout, "  audit:")
+	if len(d.Audit) == 0 {
+		fmt.Fprintln(e.stdout, "    (no outbound HTTP)")
+	}
+	for _, a := range d.Audit {
+		sent := "nothing left"
+		if a.Sent {
+			sent = "request (and any credential) left"
+		}
+		fmt.Fprintf(e.stdout, "    %d %s %s %s%s %d — %s\n", a.Seq, a.Action, a.Method, a.Host, a.Path, a.Status, sent)
+	}
+	return exitOK
+}
+
+func runCancel(ctx context.Context, e *env, args []string) int {
+	return decideCommand(ctx, e, args, "cancel", "Cancel a run: its call in flight is abandoned on the wire.")
+}
+
+func runApprove(ctx context.Context, e *env, args []string) int {
+	return decideCommand(ctx, e, args, "approve", "Approve the tool call a run is waiting on; the run resumes.")
+}
+
+func runDeny(ctx context.Context, e *env, args []string) int {
+	return decideCommand(ctx, e, args, "deny", "Deny the tool call a run is waiting on; the model is told.")
+}
+
+func decideCommand(ctx context.Context, e *env, args []string, verb, about string) int {
+	fs := newFlagSet(e, verb, "andon "+verb+" RUN", about)
+	af := addAPIFlags(fs)
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return fs.usageError("want one run id")
+	}
+	c, err := af.client(ctx)
+	if err != nil {
+		e.errorf("%v", err)
+		return exitTransport
+	}
+	var run *api.Run
+	took := ""
+	switch verb {
+	case "cancel":
+		res, err := c.CancelRun(ctx, pos[0])
+		if err != nil {
+			return apiError(e, err)
+		}
+		run, took = &res.Run, fmt.Sprintf(" in %.1f ms", res.TookMS)
+	default:
+		run, err = c.Decide(ctx, pos[0], verb == "approve")
+		if err != nil {
+			return apiError(e, err)
+		}
+	}
+	if af.json {
+		return printJSON(e, run)
+	}
+	fmt.Fprintf(e.stdout, "%s: %s%s\n", run.ID, run.Status, took)
+	return exitOK
+}

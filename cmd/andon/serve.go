@@ -1,0 +1,238 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/api"
+	"github.com/andonhq/andon/audit"
+	"github.com/andonhq/andon/catalogue"
+	"github.com/andonhq/andon/egress"
+	"github.com/andonhq/andon/mcp"
+	"github.com/andonhq/andon/model"
+	"github.com/andonhq/andon/model/script"
+	"github.com/andonhq/andon/vault"
+)
+
+// defaultAPI is where `andon serve` listens, and where the other commands
+// look for it.
+const defaultAPI = "127.0.0.1:7700"
+
+func runServe(ctx context.Context, e *env, args []string) int {
+	fs := newFlagSet(e, "serve", "andon serve [flags]",
+		"Run andon: the agent runtime, its workers and its JSON API, on one\n"+
+			"SQLite database. On first start with no config, it writes a demo config\n"+
+			"(andon.yaml: the mcptest server over stdio) and a demo script\n"+
+			"(demo-slow.yaml) so that a run can be started and cancelled at once.")
+	sf := addStoreFlags(fs)
+	configPath := fs.String("config", "andon.yaml", "the MCP servers config `file`; created with a demo if missing")
+	addr := fs.String("addr", defaultAPI, "serve the API on this loopback `address`")
+	watch := fs.Duration("watch-interval", agent.DefaultWatchInterval, "how often the watcher polls for runs cancelled elsewhere (the backstop)")
+	verbose := fs.Bool("v", false, "log debug detail")
+	if _, code, ok := fs.parse(args); !ok {
+		return code
+	}
+	if err := checkLoopback(*addr); err != nil {
+		return fs.usageError("%v", err)
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+
+	cfg, err := loadOrWriteDemo(e, *configPath)
+	if err != nil {
+		e.errorf("%v", err)
+		return exitFailure
+	}
+	st, err := sf.open(ctx, e)
+	if err != nil {
+		e.errorf("%s", sf.explain(err))
+		return exitFailure
+	}
+	defer st.close()
+	auditLog, err := st.auditLog(ctx)
+	if err != nil {
+		e.errorf("%s", sf.explain(err))
+		return exitFailure
+	}
+	cat, err := catalogue.New(cfg, &catalogue.Options{
+		Dial:   egressDial(st.vault, auditLog, logger),
+		Logger: logger,
+	})
+	if err != nil {
+		e.errorf("%v", err)
+		return exitFailure
+	}
+	defer cat.Close()
+	rt, err := agent.New(agent.Config{
+		Store:         st.store,
+		Tools:         cat,
+		NewModel:      newModel,
+		WatchInterval: *watch,
+		Logger:        logger,
+	})
+	if err != nil {
+		e.errorf("%v", err)
+		return exitFailure
+	}
+	handler, err := api.NewHandler(api.Config{Runtime: rt, Store: st.store, Audit: auditLog, Logger: logger})
+	if err != nil {
+		e.errorf("%v", err)
+		return exitFailure
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		e.errorf("listening: %v", err)
+		return exitFailure
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(e.stderr, "andon: serving the API on http://%s (database %s, config %s); Ctrl-C stops\n", ln.Addr(), sf.db, *configPath)
+
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	runDone := make(chan error, 1)
+	go func() { runDone <- rt.Run(ctx) }()
+	serveDone := make(chan error, 1)
+	go func() { serveDone <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+	case err := <-serveDone:
+		e.errorf("serving: %v", err)
+		stop()
+		<-runDone
+		return exitFailure
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(shutdown)
+	<-runDone
+	rt.Close()
+	fmt.Fprintln(e.stderr, "andon: stopped")
+	return exitOK
+}
+
+// checkLoopback refuses an address that is not on loopback: the API has no
+// authentication yet, so it must not be reachable from elsewhere.
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--addr %q: %v", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("--addr %q is not a loopback address; the API has no authentication yet", addr)
+	}
+	return nil
+}
+
+// newModel returns the model a run asks for. Only the script model exists
+// so far.
+func newModel(_ context.Context, req *agent.Request) (model.Model, error) {
+	switch req.Model {
+	case "", "script":
+		s, err := script.Parse(req.Script)
+		if err != nil {
+			return nil, err
+		}
+		return script.New(s)
+	default:
+		return nil, fmt.Errorf("unknown model %q", req.Model)
+	}
+}
+
+// egressDial connects to a server: stdio as usual; over HTTP through an
+// egress client, so every request is vetted against SSRF, gets its
+// credential only on its way out, and leaves one audit row under its run.
+// The configured URL's host is the allowlist entry: the operator named it.
+func egressDial(secrets *vault.Vault, log *audit.Log, logger *slog.Logger) func(ctx context.Context, s catalogue.Server) (mcp.Transport, error) {
+	return func(ctx context.Context, s catalogue.Server) (mcp.Transport, error) {
+		if s.URL == "" {
+			return catalogue.DefaultDial(ctx, s)
+		}
+		u, err := url.Parse(s.URL)
+		if err != nil {
+			return nil, fmt.Errorf("server %q: invalid url", s.Name)
+		}
+		ecfg := egress.Config{
+			Purpose:      "mcp " + s.Name,
+			Audit:        log,
+			AllowedHosts: []string{u.Hostname()},
+			Logger:       logger,
+			// The MCP client caps messages itself; a response stream may
+			// carry many of them.
+			MaxResponseBytes: -1,
+		}
+		if s.Credential != "" {
+			ecfg.Credential, ecfg.Secrets = s.Credential, secrets
+		}
+		client, err := egress.NewClient(ctx, &ecfg)
+		if err != nil {
+			return nil, fmt.Errorf("server %q: %w", s.Name, err)
+		}
+		t, err := catalogue.DefaultDial(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		t.(*mcp.HTTPTransport).Client = client
+		return t, nil
+	}
+}
+
+// demoConfig is written on first start: the mcptest server over stdio,
+// without approvals, so the demo run goes straight to the slow tool.
+const demoConfig = `# andon's MCP servers. andon serve wrote this demo on first start; edit it
+# freely. "@andon" runs this andon binary (here: its scriptable test server).
+servers:
+  - name: demo
+    command: ["@andon", "mcptest", "serve"]
+    # Imported tools are non-idempotent writes that need an operator's
+    # approval unless said otherwise; the demo's are harmless.
+    requires_approval: false
+    effects:
+      echo: read_only
+      slow: read_only
+`
+
+// demoScript calls the demo server's slow tool for a minute: time enough to
+// cancel it.
+const demoScript = `# A script for andon's script model: andon run --script demo-slow.yaml
+steps:
+  - tool_calls:
+      - name: mcp_demo_slow
+        arguments: {ms: 60000}
+  - text: The slow tool finished.
+`
+
+// loadOrWriteDemo loads the config at path; if there is none, it writes the
+// demo config (and the demo script beside it) first.
+func loadOrWriteDemo(e *env, path string) (*catalogue.Config, error) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		if err := os.WriteFile(path, []byte(demoConfig), 0o644); err != nil {
+			return nil, fmt.Errorf("writing the demo config: %w", err)
+		}
+		scriptPath := filepath.Join(filepath.Dir(path), "demo-slow.yaml")
+		if _, err := os.Stat(scriptPath); errors.Is(err, fs.ErrNotExist) {
+			if err := os.WriteFile(scriptPath, []byte(demoScript), 0o644); err != nil {
+				return nil, fmt.Errorf("writing the demo script: %w", err)
+			}
+		}
+		fmt.Fprintf(e.stderr, "andon: no config found; wrote a demo config to %s and a demo script to %s\n", path, scriptPath)
+		fmt.Fprintf(e.stderr, "andon: try: andon run --script %s   then: andon cancel RUN\n", scriptPath)
+	}
+	return catalogue.Load(path)
+}
