@@ -237,6 +237,9 @@ func TestAndonHTTPProgress(t *testing.T) {
 			t.Fatalf("the peer sent no progress before its result")
 		}
 		if len(got) < before || len(got) > total {
+			for _, r := range p.wire.all() {
+				t.Logf("on the wire: %s %s id=%s -> HTTP %d %q", r.httpMethod, r.rpcMethod, r.id, r.status.Load(), r.response())
+			}
 			t.Fatalf("OnProgress got %d notifications; the peer wrote %d before its result, %d in all: %+v", len(got), before, total, got)
 		}
 		for i, p := range got {
