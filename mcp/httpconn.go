@@ -90,14 +90,19 @@ func (c *httpConn) listen() {
 		c.cfg.logger.Debug("mcp: the server offers no GET stream", "status", resp.StatusCode)
 		return
 	}
-	events := sse.NewReader(resp.Body, c.cfg.maxMessageSize)
+	err = c.pump(sse.NewReader(resp.Body, c.cfg.maxMessageSize))
+	if c.ctx.Err() == nil {
+		c.cfg.logger.Debug("mcp: the session's GET stream ended", "error", err)
+	}
+}
+
+// pump delivers every message event of a long-lived stream (not tied to
+// one request) to the client, until the stream ends; it returns why.
+func (c *httpConn) pump(events *sse.Reader) error {
 	for {
 		ev, err := events.Next()
 		if err != nil {
-			if c.ctx.Err() == nil {
-				c.cfg.logger.Debug("mcp: the session's GET stream ended", "error", err)
-			}
-			return
+			return err
 		}
 		if len(ev.Data) == 0 || (ev.Type != "" && ev.Type != "message") {
 			continue

@@ -116,28 +116,12 @@ func (c *httpConn) openLegacySSE(ctx context.Context) (*legacySSE, error) {
 // readStream delivers every message event of the GET stream until it ends,
 // which ends the connection.
 func (l *legacySSE) readStream(r *sse.Reader) {
-	for {
-		ev, err := r.Next()
-		if err != nil {
-			if l.c.ctx.Err() == nil {
-				if errors.Is(err, io.EOF) {
-					err = errors.New("server closed the event stream")
-				}
-				l.c.cfg.receiver.lost(err)
-			}
-			return
+	err := l.c.pump(r)
+	if l.c.ctx.Err() == nil {
+		if errors.Is(err, io.EOF) {
+			err = errors.New("server closed the event stream")
 		}
-		if len(ev.Data) == 0 || (ev.Type != "" && ev.Type != "message") {
-			continue
-		}
-		m, err := jsonrpc.Decode(ev.Data)
-		if err != nil {
-			var de *jsonrpc.DecodeError
-			errors.As(err, &de)
-			l.c.cfg.receiver.receiveInvalid(de)
-			continue
-		}
-		l.c.cfg.receiver.receive(m)
+		l.c.cfg.receiver.lost(err)
 	}
 }
 
