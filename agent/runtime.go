@@ -343,15 +343,18 @@ func (rt *Runtime) Close() {
 // reapLoop periodically hands runs whose lease lapsed (their worker died)
 // back to the queue — unless they were found mid non-idempotent write, or
 // out of attempts, in which case they are dead-lettered.
-func (rt *Runtime) reapLoop(ctx context.Context) {
-	t := time.NewTicker(rt.cfg.ReapInterval)
+func (rt *Runtime) reapLoop(ctx context.Context) { every(ctx, rt.cfg.ReapInterval, rt.Reap) }
+
+// every calls f every interval until ctx ends.
+func every(ctx context.Context, interval time.Duration, f func(context.Context)) {
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			rt.Reap(ctx)
+			f(ctx)
 		}
 	}
 }

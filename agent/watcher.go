@@ -120,18 +120,7 @@ func (w *Watcher) Cancelled(runID string) {
 // Run polls until ctx ends: every interval, one query reads the status of
 // every run with a call in flight, and the calls of cancelled runs are
 // cancelled. With nothing in flight, it reads nothing.
-func (w *Watcher) Run(ctx context.Context) {
-	t := time.NewTicker(w.interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			w.poll(ctx)
-		}
-	}
-}
+func (w *Watcher) Run(ctx context.Context) { every(ctx, w.interval, w.poll) }
 
 func (w *Watcher) poll(ctx context.Context) {
 	w.mu.Lock()
