@@ -13,7 +13,10 @@
 //	GET  /v1/health
 //
 // Errors are {"error": {"code", "message"}} with a stable code: bad_request,
-// not_found, forbidden, conflict, internal.
+// not_found, forbidden, conflict, internal. A message speaks of what the
+// client sent (a field, a byte offset, a limit); an internal error's detail
+// goes to the log only. A list's limit is 1 to 1000; an unknown status, or a
+// before that names no run, is a bad request.
 //
 // Every request acts as the actor the Config names (on a loopback-only
 // server: the local operator, an admin). Tokens and roles come later.
@@ -23,9 +26,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/andonhq/andon/agent"
@@ -93,8 +100,12 @@ func (s *server) createRun(w http.ResponseWriter, r *http.Request) {
 	var req agent.Request
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, "bad_request", "the body is not a run request: "+err.Error())
+	err := dec.Decode(&req)
+	if err == nil && dec.More() {
+		err = errTrailingData
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "bad_request", "the body is not a run request: "+decodeProblem(err))
 		return
 	}
 	if req.Prompt == "" {
@@ -112,6 +123,10 @@ func (s *server) createRun(w http.ResponseWriter, r *http.Request) {
 func (s *server) listRuns(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := agent.RunFilter{Owner: q.Get("owner"), Status: agent.Status(q.Get("status")), Before: q.Get("before")}
+	if f.Status != "" && !slices.Contains(statuses, f.Status) {
+		writeError(w, http.StatusBadRequest, "bad_request", "status must be one of "+statusList())
+		return
+	}
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 || n > 1000 {
@@ -121,6 +136,10 @@ func (s *server) listRuns(w http.ResponseWriter, r *http.Request) {
 		f.Limit = n
 	}
 	runs, err := s.cfg.Store.RunList(r.Context(), f)
+	if errors.Is(err, agent.ErrNotFound) && f.Before != "" {
+		writeError(w, http.StatusBadRequest, "bad_request", "before names no run")
+		return
+	}
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -213,6 +232,64 @@ func (s *server) fail(w http.ResponseWriter, err error) {
 	default:
 		s.cfg.Logger.Warn("api: request failed", "error", err)
 		writeError(w, http.StatusInternalServerError, "internal", "internal error")
+	}
+}
+
+// statuses are the statuses a list may be filtered by.
+var statuses = []agent.Status{agent.StatusQueued, agent.StatusRunning, agent.StatusWaitingForApproval,
+	agent.StatusWaitingForInput, agent.StatusCompleted, agent.StatusFailed, agent.StatusCancelled}
+
+func statusList() string {
+	names := make([]string, len(statuses))
+	for i, st := range statuses {
+		names[i] = string(st)
+	}
+	return strings.Join(names, ", ")
+}
+
+var errTrailingData = errors.New("trailing data")
+
+// decodeProblem says what is wrong with a request body in the client's
+// terms: the field, the position, the limit — never a Go type name.
+func decodeProblem(err error) string {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.Is(err, io.EOF):
+		return "the body is empty"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "the JSON ends too early"
+	case errors.Is(err, errTrailingData):
+		return "there is more after the JSON object"
+	case errors.As(err, &syntax):
+		return "invalid JSON at byte " + strconv.FormatInt(syntax.Offset, 10)
+	case errors.As(err, &typ):
+		if typ.Field == "" {
+			return "the body must be a JSON object"
+		}
+		return "field " + strconv.Quote(typ.Field) + " must be a JSON " + jsonKind(typ.Type.Kind())
+	case errors.As(err, &tooBig):
+		return "the body is larger than " + strconv.FormatInt(tooBig.Limit, 10) + " bytes"
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return "unknown field " + strings.TrimPrefix(err.Error(), "json: unknown field ")
+	default:
+		return "unreadable JSON"
+	}
+}
+
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.String:
+		return "string"
+	case reflect.Struct, reflect.Map:
+		return "object"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	case reflect.Bool:
+		return "boolean"
+	default:
+		return "number"
 	}
 }
 
