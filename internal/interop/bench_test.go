@@ -815,10 +815,14 @@ func BenchmarkHTTPCallRoundTrip(b *testing.B) {
 // BenchmarkHTTPCancelToReturn is BenchmarkCancelToReturn over HTTP. Against
 // a server that never sees a client's cancel, the handler sleeps
 // neverCancelledMS and the next call waits for it to finish (untimed).
+// dials/op counts the TCP connections the client dialled per cancelled
+// call (for the call, and for a notification POST).
 func BenchmarkHTTPCancelToReturn(b *testing.B) {
-	forEachHTTPClient(b, true, func(b *testing.B, kind string, gen httpGen, c benchClient, hub *eventHub, _ *atomic.Int64) {
+	forEachHTTPClient(b, true, func(b *testing.B, kind string, gen httpGen, c benchClient, hub *eventHub, dials *atomic.Int64) {
 		seen, _ := httpCancelSeen(kind, gen)
+		dialled := dials.Load()
 		cancelLoopWith(b, c, hub, false, seen)
+		b.ReportMetric(float64(dials.Load()-dialled)/float64(b.N), "dials/op")
 	})
 }
 
@@ -826,10 +830,12 @@ func BenchmarkHTTPCancelToReturn(b *testing.B) {
 // every client whose cancel the server can see; the others are skipped,
 // with the reason.
 func BenchmarkHTTPServerSeesCancel(b *testing.B) {
-	forEachHTTPClient(b, true, func(b *testing.B, kind string, gen httpGen, c benchClient, hub *eventHub, _ *atomic.Int64) {
+	forEachHTTPClient(b, true, func(b *testing.B, kind string, gen httpGen, c benchClient, hub *eventHub, dials *atomic.Int64) {
 		if seen, why := httpCancelSeen(kind, gen); !seen {
 			b.Skip("n/a: " + why)
 		}
+		dialled := dials.Load()
 		cancelLoop(b, c, hub, true)
+		b.ReportMetric(float64(dials.Load()-dialled)/float64(b.N), "dials/op")
 	})
 }
