@@ -32,4 +32,8 @@ var (
 	stopCancelled = &errStop{"run cancelled"}
 	stopLeaseLost = &errStop{"lease lost"}
 	stopSuspended = &errStop{"waiting for approval"}
+	// stopShutdown: the process is stopping. The run keeps its lease
+	// until it lapses and its fence as it is, so the reaper of a later
+	// process decides, by the fence, whether it may be retried.
+	stopShutdown = &errStop{"shutting down"}
 )

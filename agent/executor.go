@@ -20,18 +20,21 @@ var errRunDeadline = errors.New("agent: run deadline passed")
 // claim or a resume to the run's end, a suspension, a cancel or a lost
 // lease.
 type segment struct {
-	rt    *Runtime
-	run   *Run
-	owner string
-	model model.Model
-	tr    *transcript
+	// parent is the context execute was given: it ends when the process
+	// shuts down, which is neither a cancel nor a failure of the run.
+	parent context.Context
+	rt     *Runtime
+	run    *Run
+	owner  string
+	model  model.Model
+	tr     *transcript
 }
 
 // execute drives a claimed run. It never settles a run that was cancelled
 // (the row is terminal already) or whose lease it lost (someone else owns
 // it now).
 func (rt *Runtime) execute(ctx context.Context, run *Run, owner string, dec *decision) {
-	s := &segment{rt: rt, run: run, owner: owner}
+	s := &segment{parent: ctx, rt: rt, run: run, owner: owner}
 	start := run.StartedAt
 	if start.IsZero() {
 		start = rt.cfg.Now()
@@ -195,6 +198,9 @@ func (s *segment) modelTurn(ctx context.Context) error {
 		if s.cancelled(ctx) {
 			return stopCancelled
 		}
+		if s.parent.Err() != nil {
+			return stopShutdown
+		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -252,6 +258,11 @@ func (s *segment) toolCall(ctx context.Context, call model.ToolCall, d *decision
 	start := s.rt.cfg.Now()
 	res, err := tool.Call(callCtx, call.Arguments)
 	took := s.rt.cfg.Now().Sub(start)
+	if s.parent.Err() != nil && !s.cancelled(callCtx) {
+		// Interrupted by a shutdown: record nothing and leave the fence
+		// stamped; the call may have happened.
+		return stopShutdown
+	}
 	switch {
 	case err != nil && s.cancelled(callCtx):
 		res = &ToolResult{Outcome: OutcomeCancelled, Text: cancelledText(call.Name)}

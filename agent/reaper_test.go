@@ -99,3 +99,29 @@ func TestLostLeaseStopsWithoutSettling(t *testing.T) {
 		t.Errorf("run = %+v, write calls %d; the old segment must stop and never write", got, write.calls.Load())
 	}
 }
+
+// A worker that shuts down mid non-idempotent write settles nothing and
+// leaves the fence stamped, so the run is dead-lettered, not retried.
+func TestShutdownMidWriteLeavesTheFence(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	started := make(chan struct{})
+	write := b.tools.add(&testTool{name: "write", effect: agent.EffectNonIdempotentWrite, run: blockUntilCancelled(started)})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); b.rt.Run(ctx) }()
+	run := b.submit("alice", turn{Calls: []string{"write"}}, turn{Final: "done"})
+	<-started
+	cancel() // the process stops
+	<-done
+	got := b.waitStatus(run.ID, agent.StatusRunning)
+	if got.PendingEffect != agent.EffectNonIdempotentWrite {
+		t.Errorf("fence after shutdown = %q, want it stamped", got.PendingEffect)
+	}
+	if steps := b.steps(run.ID); len(steps) != 1 {
+		t.Errorf("steps = %s; the interrupted call must not be recorded as done", formatSteps(steps))
+	}
+	if write.calls.Load() != 1 {
+		t.Errorf("calls = %d", write.calls.Load())
+	}
+}
