@@ -588,3 +588,33 @@ func mustRead(t *testing.T, path string) []byte {
 	}
 	return data
 }
+
+// TestServeStopMidWrite: Ctrl-C on serve while a run's non-idempotent write
+// is in flight stops serve cleanly, and leaves the run as the reaper needs
+// it: not settled, its fence stamped, the interrupted call not recorded as
+// an outcome. After a restart the run is still there, unchanged.
+func TestServeStopMidWrite(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "records.jsonl")
+	p := startServe(t, dir, testConfig(rec, false))
+	slow := writeScript(t, dir, "slow.yaml", slowScriptYAML)
+	r := p.andon("run", "--script", slow)
+	r.check(t, exitOK)
+	id := strings.TrimSpace(r.stdout)
+	waitForRecord(t, rec, func(r mcptest.Record) bool { return r.Kind == mcptest.ToolStarted && r.Tool == "slow" })
+	p.stop()
+
+	p = startServe(t, dir, "")
+	d := p.showRun(id)
+	if d.Run.Status != string(agent.StatusRunning) || d.Run.PendingEffect != string(agent.EffectNonIdempotentWrite) {
+		t.Errorf("after a stop mid-write the run is %s with fence %q; want running (for the reaper) with the fence stamped",
+			d.Run.Status, d.Run.PendingEffect)
+	}
+	for _, s := range d.Steps {
+		if s.Kind == "tool" {
+			t.Errorf("the interrupted call was recorded as a step: %+v", s)
+		}
+	}
+	p.stop()
+}
