@@ -169,7 +169,8 @@ func TestImportNamesAndEffects(t *testing.T) {
 	for _, tool := range tools {
 		names = append(names, tool.Spec().Name)
 	}
-	remote := []string{"echo", "slow", "stubborn", "progress", "late", "fail", "big", "ask", "crash", "garbage", "split", "unknown_id", "bad_result", "stderr"}
+	// (bad_header, whose x-mcp-header is invalid, is left out on 2026-07-28.)
+	remote := []string{"echo", "slow", "stubborn", "progress", "late", "fail", "big", "ask", "crash", "garbage", "split", "unknown_id", "bad_result", "stderr", "route"}
 	var want []string
 	for _, s := range []string{"a", "b-2"} {
 		for _, r := range remote {
@@ -499,7 +500,7 @@ func TestImportFailure(t *testing.T) {
 	}
 	fail.Store(false)
 	tools, err := f.cat.List(context.Background())
-	if err != nil || len(tools) != 28 {
+	if err != nil || len(tools) != 30 { // 15 on each server (mcptest leaves one out on 2026-07-28)
 		t.Fatalf("List after the server came back = %d tools, %v", len(tools), err)
 	}
 	if n := f.dials.Load(); n != 2 {

@@ -90,6 +90,9 @@ type Client struct {
 	calls    map[int64]*call               // in flight, by request id
 	progress map[string]*call              // by progress token, as JSON
 	serving  map[string]context.CancelFunc // server requests being answered
+	// params holds each listed tool's x-mcp-header annotations
+	// (2026-07-28), by tool name.
+	params   map[string][]paramHeader
 	closed   chan struct{}
 	closeErr error // why the client is closed; set before closed is closed
 
@@ -127,6 +130,7 @@ func newClient(opts *ClientOptions) *Client {
 		calls:    make(map[int64]*call),
 		progress: make(map[string]*call),
 		serving:  make(map[string]context.CancelFunc),
+		params:   make(map[string][]paramHeader),
 		closed:   make(chan struct{}),
 	}
 	c.bgCtx, c.stopBackground = context.WithCancel(context.Background())

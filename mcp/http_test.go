@@ -419,3 +419,43 @@ func TestHTTPRequestsCarryTheCallersValues(t *testing.T) {
 		})
 	}
 }
+
+// 2026-07-28 custom headers from tool parameters: annotated arguments
+// travel as Mcp-Param-* headers too (non-ASCII values base64-wrapped; an
+// absent argument sends none); a tool whose annotation breaks the rules is
+// left out of ListTools.
+func TestHTTPParamHeaders(t *testing.T) {
+	run(t, []mode{http2026, http2026JSON}, func(t *testing.T, b *testBundle) {
+		tools, err := b.client.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range tools {
+			if tool.Name == "bad_header" {
+				t.Error("a tool with an invalid x-mcp-header was listed")
+			}
+		}
+		for _, args := range []map[string]any{
+			{"region": "eu-west1", "shard": 7},
+			{"region": "zürich "},
+			{"shard": 0},
+			{},
+		} {
+			if _, err := b.client.CallTool(context.Background(), "route", args, nil); err != nil {
+				t.Errorf("route %v: %v", args, err)
+			}
+		}
+		for _, r := range b.records() {
+			if r.Kind == mcptest.Rejected {
+				t.Errorf("server rejected a request: %s", r.Reason)
+			}
+		}
+		calls := b.received("tools/call")
+		if got := calls[0].Header.Get("Mcp-Param-Region"); got != "eu-west1" {
+			t.Errorf("Mcp-Param-Region = %q", got)
+		}
+		if got := calls[1].Header.Get("Mcp-Param-Region"); !strings.HasPrefix(got, "=?base64?") {
+			t.Errorf("a non-ASCII value went out as %q, want base64-wrapped", got)
+		}
+	})
+}

@@ -486,6 +486,16 @@ func (c *httpConn) setHeaders(req *http.Request, m *jsonrpc.Message) {
 	if !isModern(version) || !m.IsRequest() {
 		return
 	}
+	// The Mcp-Param-* namespace belongs to the call's arguments: a static
+	// header must not stand in for an argument that was not sent.
+	for k := range req.Header {
+		if strings.HasPrefix(http.CanonicalHeaderKey(k), "Mcp-Param-") {
+			delete(req.Header, k)
+		}
+	}
+	for k, v := range paramHeadersFrom(req.Context()) {
+		req.Header[k] = v
+	}
 	req.Header.Set("Mcp-Method", m.Method)
 	switch m.Method {
 	case "tools/call", "prompts/get":

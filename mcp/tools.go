@@ -25,7 +25,7 @@ func (c *Client) ListTools(ctx context.Context, opts *CallOptions) ([]Tool, erro
 		if err := c.request(ctx, "tools/list", &listParams{Cursor: cursor}, opts, false, &res); err != nil {
 			return nil, err
 		}
-		tools = append(tools, res.Tools...)
+		tools = append(tools, c.admitTools(res.Tools)...)
 		if res.NextCursor == "" {
 			return tools, nil
 		}
@@ -62,6 +62,12 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts *Call
 		}
 		params.Arguments = raw
 	}
+	if isModern(c.info.ProtocolVersion) {
+		c.mu.Lock()
+		decls := c.params[name]
+		c.mu.Unlock()
+		ctx = withParamHeaders(ctx, paramHeaderValues(decls, params.Arguments))
+	}
 	var res struct {
 		resultKind
 		CallToolResult
@@ -83,4 +89,26 @@ func (c *Client) Ping(ctx context.Context, opts *CallOptions) error {
 		return fmt.Errorf("mcp: ping does not exist in revision %s: %w", c.info.ProtocolVersion, errors.ErrUnsupported)
 	}
 	return c.request(ctx, "ping", &emptyParams{}, opts, false, &resultKind{})
+}
+
+// admitTools remembers the x-mcp-header annotations of listed tools and, on
+// 2026-07-28, drops (with a warning) a tool whose annotations are invalid,
+// as the spec requires: calling it could not be done right.
+func (c *Client) admitTools(tools []Tool) []Tool {
+	if !isModern(c.info.ProtocolVersion) {
+		return tools
+	}
+	kept := tools[:0]
+	for _, t := range tools {
+		decls, err := scanParamHeaders(t.InputSchema)
+		if err != nil {
+			c.logger.Warn("mcp: leaving out a tool with an invalid x-mcp-header", "tool", t.Name, "reason", err.Error())
+			continue
+		}
+		c.mu.Lock()
+		c.params[t.Name] = decls
+		c.mu.Unlock()
+		kept = append(kept, t)
+	}
+	return kept
 }

@@ -237,11 +237,29 @@ func headerMismatch(r *http.Request, m *jsonrpc.Message, base baseParams) string
 	}
 	if m.Method == "tools/call" {
 		var p struct {
-			Name string `json:"name"`
+			Name      string                     `json:"name"`
+			Arguments map[string]json.RawMessage `json:"arguments"`
 		}
 		_ = json.Unmarshal(m.Params, &p)
 		if got := decodeHeaderValue(r.Header.Get("Mcp-Name")); got != p.Name {
 			return fmt.Sprintf("Mcp-Name %q does not match name %q", got, p.Name)
+		}
+		if p.Name == "route" {
+			// The body's annotated arguments must travel as headers too.
+			for arg, header := range map[string]string{"region": "Mcp-Param-Region", "shard": "Mcp-Param-Shard"} {
+				want := ""
+				if raw, ok := p.Arguments[arg]; ok && string(raw) != "null" {
+					var v any
+					_ = json.Unmarshal(raw, &v)
+					want = strings.Trim(string(raw), `"`)
+					if s, ok := v.(string); ok {
+						want = s
+					}
+				}
+				if got := decodeHeaderValue(r.Header.Get(header)); got != want {
+					return fmt.Sprintf("%s %q does not match argument %s %q", header, got, arg, want)
+				}
+			}
 		}
 	}
 	return ""

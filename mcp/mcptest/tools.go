@@ -31,6 +31,10 @@ func toolList() []map[string]any {
 		{"name": "unknown_id", "description": "Answers an id never sent, then answers.", "inputSchema": obj(``)},
 		{"name": "bad_result", "description": "Answers with a malformed result.", "inputSchema": obj(``)},
 		{"name": "stderr", "description": "Writes noise to stderr.", "inputSchema": obj(`"lines":{"type":"integer"}`)},
+		{"name": "route", "description": "Echoes region and shard, which travel as Mcp-Param-* headers too.",
+			"inputSchema": obj(`"region":{"type":"string","x-mcp-header":"Region"},"shard":{"type":"integer","x-mcp-header":"Shard"}`)},
+		{"name": "bad_header", "description": "Declares an x-mcp-header on an object: clients must leave it out.",
+			"inputSchema": obj(`"where":{"type":"object","x-mcp-header":"Where"}`)},
 	}
 }
 
@@ -44,6 +48,8 @@ type toolArgs struct {
 	Bytes      *int   `json:"bytes"`
 	Lines      *int   `json:"lines"`
 	FirstMS    *int   `json:"first_ms"`
+	Region     string `json:"region"`
+	Shard      *int   `json:"shard"`
 	ThenMS     *int   `json:"then_ms"`
 }
 
@@ -218,6 +224,10 @@ func (t *toolCall) run() {
 		t.finish(t.text("known id"))
 	case "bad_result":
 		t.out.write(&jsonrpc.Message{ID: t.id, Result: json.RawMessage(`{"content":"not a list"}`)})
+	case "route":
+		t.finish(t.text(fmt.Sprintf("region=%s shard=%d", a.Region, intOr(a.Shard, 0))))
+	case "bad_header":
+		t.finish(t.text("bad_header called"))
 	case "stderr":
 		for i := range intOr(a.Lines, 3) {
 			fmt.Fprintf(t.c.s.opts.Stderr, "mcptest: stderr noise line %d\n", i+1)
