@@ -28,9 +28,7 @@ type paramHeader struct {
 // error naming the first rule an annotation breaks: it must sit on a
 // property reached through "properties" keys only, name an HTTP token
 // unique (case-insensitively) within the tool, and declare a string,
-// integer or boolean property. (A number property is accepted too: the
-// conformance suite's reference tools annotate one; its value is sent in
-// its JSON form.)
+// integer or boolean property (the spec excludes number).
 func scanParamHeaders(schema json.RawMessage) ([]paramHeader, error) {
 	if len(schema) == 0 || !bytes.Contains(schema, []byte("x-mcp-header")) {
 		return nil, nil
@@ -62,7 +60,7 @@ func scanParamHeaders(schema json.RawMessage) ([]paramHeader, error) {
 					return fmt.Errorf("x-mcp-header %q is declared twice", name)
 				}
 				switch n["type"] {
-				case "string", "integer", "boolean", "number":
+				case "string", "integer", "boolean":
 				default:
 					return fmt.Errorf("x-mcp-header %q is on a property of type %v", name, n["type"])
 				}

@@ -14,6 +14,7 @@ func TestScanParamHeaders(t *testing.T) {
 		{`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"A"}}}`, "A@a"},
 		{`{"type":"object","properties":{"o":{"type":"object","properties":{"b":{"type":"boolean","x-mcp-header":"B"}}}}}`, "B@o.b"},
 		{`{"type":"object","properties":{"a":{"type":"object","x-mcp-header":"A"}}}`, "error: type"},
+		{`{"type":"object","properties":{"a":{"type":"number","x-mcp-header":"A"}}}`, "error: type"},
 		{`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"Bad Name"}}}`, "error: token"},
 		{`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"X"},"b":{"type":"string","x-mcp-header":"x"}}}`, "error: twice"},
 		{`{"type":"object","properties":{"l":{"type":"array","items":{"type":"string","x-mcp-header":"I"}}}}`, "error: outside"},
