@@ -288,6 +288,23 @@ func (c *httpConn) readJSON(ctx context.Context, m *jsonrpc.Message, resp *http.
 	}
 }
 
+// Draining bounds: what is left of a response stream after its response.
+const (
+	drainMax     = 64 << 10
+	drainTimeout = time.Second
+)
+
+// drain reads what is left of a response stream once its response has
+// arrived — servers end the stream right after it — so that the connection
+// can carry the next request instead of being dialled anew. A stream that
+// goes on is cut after drainMax bytes or drainTimeout. It runs on the
+// request's own goroutine, never the caller's.
+func drain(body io.ReadCloser) {
+	t := time.AfterFunc(drainTimeout, func() { body.Close() })
+	defer t.Stop()
+	io.Copy(io.Discard, io.LimitReader(body, drainMax))
+}
+
 // maxResumes bounds how often one request's event stream is resumed.
 const maxResumes = 5
 
@@ -301,6 +318,9 @@ func (c *httpConn) readStream(ctx context.Context, m *jsonrpc.Message, resp *htt
 	retry := time.Second
 	for resumes := 0; ; resumes++ {
 		done, lastID, delay, err := c.readEvents(ctx, m, body)
+		if done && ctx.Err() == nil {
+			drain(body)
+		}
 		if done || ctx.Err() != nil {
 			return
 		}

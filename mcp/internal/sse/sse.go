@@ -41,7 +41,9 @@ type Reader struct {
 
 // NewReader returns a reader of events whose data is at most max bytes.
 func NewReader(r io.Reader, max int) *Reader {
-	return &Reader{r: bufio.NewReaderSize(r, 32<<10), max: max}
+	// A small buffer: a reader lives as long as a call's response stream,
+	// and longer lines are assembled from it as they come.
+	return &Reader{r: bufio.NewReaderSize(r, 4<<10), max: max}
 }
 
 // Next returns the next event. Events with no data lines (such as a bare

@@ -3,7 +3,6 @@ package interop
 import (
 	"context"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -16,41 +15,16 @@ import (
 	"github.com/andonhq/andon/mcp"
 )
 
-// knownBugsEnv turns on the tests of bugs in andon that are known and not
-// yet fixed. Each such test fails while its bug is there.
-const knownBugsEnv = "ANDON_INTEROP_KNOWN_BUGS"
-
-// knownBug skips t unless knownBugsEnv is set to 1, saying what the bug is.
-func knownBug(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv(knownBugsEnv) != "1" {
-		t.Skipf("known bug, not yet fixed (set %s=1 to run): %s", knownBugsEnv, what)
-	}
-}
-
-// TestKnownBugHTTPStreamResponseReusesConnection: sequential calls over
-// Streamable HTTP should share one keep-alive connection, as they do when
-// the server answers with JSON. When it answers with an event stream (go-sdk
-// does, by default), andon's client stops reading at the response event and
-// closes the body before reading the end of the stream (mcp/httpconn.go,
-// readStream returns once readEvents is done; exchange's deferred
-// resp.Body.Close). net/http cannot reuse a connection whose body was not
-// read to EOF, so every call dials a new TCP connection: a handshake per
-// call, two buffers per connection, and a socket in TIME_WAIT per call.
-// go-sdk's client reuses the connection against the same server (it reads
-// each stream to its end after it has returned the result); mcp-go's client
-// has the same problem as andon's. The fix: after the response event, drain
-// the rest of the stream (bounded, under the request's context) before
-// closing it.
-//
-// How often it happens depends on whether the stream's end arrives with
-// the response event (then net/http sees EOF at once) or after it. In the
-// interop benchmarks, with the server in another process, andon dialled
-// about once per call (dials/op there). Here the peer ends each stream a
-// moment after it has written its last event, as a server in another
-// process, or behind a proxy, commonly does.
-func TestKnownBugHTTPStreamResponseReusesConnection(t *testing.T) {
-	knownBug(t, "andon dials a new TCP connection for every call answered with an event stream")
+// TestHTTPStreamResponseReusesConnection: sequential calls over Streamable
+// HTTP share one keep-alive connection, as they do when the server answers
+// with JSON. When it answers with an event stream, the client reads the rest
+// of the stream after the response event (bounded), so that net/http can
+// reuse the connection. (Found by the interop benchmarks: andon dialled a
+// new TCP connection for about every call; go-sdk's client reuses the
+// connection, mcp-go's does not.) The peer here ends each stream a moment
+// after its last event, as a server in another process, or behind a proxy,
+// commonly does.
+func TestHTTPStreamResponseReusesConnection(t *testing.T) {
 	t.Parallel()
 	const calls = 20
 	lateEnd := func(h http.Handler) http.Handler {
