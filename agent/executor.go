@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/andonhq/andon/model"
 )
@@ -365,9 +366,15 @@ func (s *segment) suspend(ctx context.Context, call model.ToolCall) error {
 
 func (s *segment) leaseUntil() time.Time { return s.rt.cfg.Now().Add(s.rt.cfg.LeaseDuration) }
 
+// truncate cuts text to maxStepText bytes, on a character boundary (the
+// store keeps text as UTF-8).
 func truncate(text string) string {
 	if len(text) <= maxStepText {
 		return text
 	}
-	return text[:maxStepText] + "\n[truncated]"
+	cut := maxStepText
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut] + "\n[truncated]"
 }

@@ -3,8 +3,10 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/andonhq/andon/agent"
 )
@@ -112,5 +114,22 @@ func TestToolCallsCarryTheRunID(t *testing.T) {
 	b.waitStatus(run.ID, agent.StatusCompleted)
 	if seen != run.ID {
 		t.Errorf("RunIDFrom = %q, want %q", seen, run.ID)
+	}
+}
+
+// A step's text is cut on a character boundary: the stores keep UTF-8.
+func TestLongToolTextIsCutOnACharacter(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	long := strings.Repeat("é", 40000) // 80,000 bytes of two-byte characters
+	b.tools.add(&testTool{name: "long", effect: agent.EffectReadOnly, run: func(context.Context) (*agent.ToolResult, error) {
+		return &agent.ToolResult{Outcome: agent.OutcomeOK, Text: "x" + long}, nil
+	}})
+	b.start()
+	run := b.submit("alice", turn{Calls: []string{"long"}}, turn{Final: "done"})
+	b.waitStatus(run.ID, agent.StatusCompleted)
+	text := b.steps(run.ID)[1].Text
+	if !utf8.ValidString(text) || !strings.HasSuffix(text, "[truncated]") {
+		t.Errorf("step text of %d bytes: valid UTF-8 %v, ends %q", len(text), utf8.ValidString(text), text[len(text)-20:])
 	}
 }

@@ -27,8 +27,9 @@ type Store interface {
 	// not exist are absent from the map.
 	RunStatuses(ctx context.Context, ids []string) (map[string]Status, error)
 
-	// RunClaim moves the oldest queued run to running for owner, with a
-	// lease until leaseUntil, and returns it; nil if no run is queued.
+	// RunClaim moves the oldest queued run that no other claimer is taking
+	// to running for owner, with a lease until leaseUntil, and returns it;
+	// nil if there is none.
 	RunClaim(ctx context.Context, owner string, leaseUntil time.Time) (*Run, error)
 	// RunRenewLease extends the lease of a running run owner holds.
 	RunRenewLease(ctx context.Context, id, owner string, leaseUntil time.Time) (bool, error)
