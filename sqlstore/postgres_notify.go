@@ -1,0 +1,176 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Cancels between processes on PostgreSQL: the process that cancels a run
+// announces it with NOTIFY once the run row says cancelled, and every
+// process that LISTENs cancels that run's calls in flight at once. The
+// notification only says "look now": the run row stays the one definition
+// of cancelled, and a notification lost (a listener reconnecting, a NOTIFY
+// that failed) is made good by the watchers' poll.
+
+// cancelChannelSQL is the SQL expression of the channel that cancels go
+// on: one per schema, so that deployments in different schemas of one
+// database (and parallel tests) do not hear each other. The schema's name
+// is hashed to keep the channel within PostgreSQL's 63-byte identifiers.
+const cancelChannelSQL = `'andon_run_cancelled_' || md5(current_schema())`
+
+// Listener timings. A listener that hears nothing for listenHealthInterval
+// pings its connection, so that a connection that died silently (a machine
+// or a network gone, no RST) is noticed; listenPingTimeout bounds the ping.
+const (
+	listenBackoffMin     = 100 * time.Millisecond
+	listenBackoffMax     = 10 * time.Second
+	listenHealthInterval = 30 * time.Second
+	listenPingTimeout    = 10 * time.Second
+)
+
+// NotifyCancelled tells every process listening on this database and schema
+// ([PGStore.ListenCancelled]) that run runID was cancelled. Call it after
+// the run row says so: listeners trust the notification and cancel the
+// run's calls in flight without reading the row again. The notification
+// carries nothing but the run id.
+func (s *PGStore) NotifyCancelled(ctx context.Context, runID string) error {
+	if _, err := s.pool.Exec(ctx, `SELECT pg_notify(`+cancelChannelSQL+`, $1)`, runID); err != nil {
+		return fmt.Errorf("sqlstore: announcing the cancel of run %s: %w", runID, err)
+	}
+	return nil
+}
+
+// ListenOption configures [PGStore.ListenCancelled].
+type ListenOption func(*listenConfig)
+
+type listenConfig struct {
+	logger      *slog.Logger
+	onListening func()
+	health      time.Duration // listenHealthInterval; tests shorten it
+}
+
+// ListenLogger sets where the listener logs its lost connections (warn).
+// The default is slog.Default().
+func ListenLogger(l *slog.Logger) ListenOption {
+	return func(c *listenConfig) {
+		if l != nil {
+			c.logger = l
+		}
+	}
+}
+
+// ListenOnListening sets a function called each time the listener is in
+// place: once it first listens, and again after every reconnect.
+// Notifications sent while no connection listened are lost, so a caller
+// that must not miss a cancel re-reads what it watches when f is called
+// (the watcher's poll does so anyway, every interval).
+func ListenOnListening(f func()) ListenOption {
+	return func(c *listenConfig) { c.onListening = f }
+}
+
+// ListenCancelled listens for the cancels that [PGStore.NotifyCancelled]
+// announces on this database and schema — from any process or machine, this
+// one included — and calls fn with each run id, until ctx ends; then it
+// returns nil. fn runs on the listener's goroutine, one call at a time, and
+// should return quickly.
+//
+// It listens on a connection of its own, not one of the pool's. If that
+// connection fails (the server restarts, a backend is terminated, a network
+// dies silently: an idle connection is pinged every 30 s), it logs a warning
+// and reconnects, with a backoff from 100 ms doubling to 10 s; it never gives
+// up before ctx ends. Between a loss and the reconnect, notifications are
+// lost (see [ListenOnListening]).
+func (s *PGStore) ListenCancelled(ctx context.Context, fn func(runID string), opts ...ListenOption) error {
+	if fn == nil {
+		return errors.New("sqlstore: ListenCancelled needs a function to call")
+	}
+	cfg := listenConfig{logger: slog.Default(), health: listenHealthInterval}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	backoff := listenBackoffMin
+	for {
+		since, err := s.listenOnce(ctx, &cfg, fn)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if !since.IsZero() && time.Since(since) >= listenBackoffMax {
+			backoff = listenBackoffMin // it had been up a while: not a flapping server
+		}
+		// Up to a quarter less, so that many workers do not reconnect in step.
+		delay := backoff - rand.N(backoff/4+1)
+		cfg.logger.Warn("sqlstore: listening for run cancels failed; reconnecting (meanwhile the watcher's poll sees cancels)",
+			"db", where(s.pool.Config()), "error", err, "retry_in", delay)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+		backoff = min(2*backoff, listenBackoffMax)
+	}
+}
+
+// listenOnce connects, listens and calls fn for every notification until
+// the connection fails (the error) or ctx ends (nil). since is when it began
+// listening; zero if it never did.
+func (s *PGStore) listenOnce(ctx context.Context, cfg *listenConfig, fn func(string)) (since time.Time, err error) {
+	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig)
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer func() {
+		// Close says goodbye to the server; a dead connection must not
+		// hold it up.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		_ = conn.Close(cctx)
+	}()
+	var channel string
+	if err := conn.QueryRow(ctx, `SELECT `+cancelChannelSQL).Scan(&channel); err != nil {
+		return time.Time{}, fmt.Errorf("naming the channel: %w", err)
+	}
+	if _, err := conn.Exec(ctx, `LISTEN `+pgx.Identifier{channel}.Sanitize()); err != nil {
+		return time.Time{}, fmt.Errorf("LISTEN: %w", err)
+	}
+	since = time.Now()
+	if cfg.onListening != nil {
+		cfg.onListening()
+	}
+	for {
+		wctx, cancel := context.WithTimeout(ctx, cfg.health)
+		n, err := conn.WaitForNotification(wctx)
+		idle := wctx.Err() != nil
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return since, nil
+		case err == nil:
+			if n != nil {
+				fn(n.Payload)
+			}
+		case idle && !conn.IsClosed():
+			// Nothing heard for a while: is anyone still there? A
+			// notification that arrives during the ping is kept for the
+			// next wait.
+			pctx, cancel := context.WithTimeout(ctx, listenPingTimeout)
+			err := conn.Ping(pctx)
+			cancel()
+			if err != nil {
+				if ctx.Err() != nil {
+					return since, nil
+				}
+				return since, fmt.Errorf("the idle connection does not answer: %w", err)
+			}
+		default:
+			return since, err
+		}
+	}
+}
