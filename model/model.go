@@ -2,7 +2,8 @@
 // models that drive runs. A [Model] takes the conversation so far and the
 // tools on offer, and answers with text and the tool calls it wants made.
 // Implementations live in subpackages: model/script (deterministic, offline,
-// for demos and tests).
+// for demos and tests) and model/openai (any OpenAI-compatible
+// chat-completions API, with tool calling).
 package model
 
 import (

@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/andonhq/andon/agent"
@@ -20,6 +22,7 @@ import (
 	"github.com/andonhq/andon/egress"
 	"github.com/andonhq/andon/mcp"
 	"github.com/andonhq/andon/model"
+	"github.com/andonhq/andon/model/openai"
 	"github.com/andonhq/andon/model/script"
 	"github.com/andonhq/andon/vault"
 )
@@ -39,11 +42,15 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	addr := fs.String("addr", defaultAPI, "serve the API on this loopback `address`")
 	watch := fs.Duration("watch-interval", agent.DefaultWatchInterval, "how often the watcher polls for runs cancelled elsewhere (the backstop)")
 	verbose := fs.Bool("v", false, "log debug detail")
+	oaf := addOpenAIFlags(fs)
 	if _, code, ok := fs.parse(args); !ok {
 		return code
 	}
 	if err := checkLoopback(*addr); err != nil {
 		return fs.usageError("%v", err)
+	}
+	if oaf.baseURL == "" && (oaf.model != "" || oaf.credential != "") {
+		return fs.usageError("--openai-model and --openai-credential need --openai-base-url")
 	}
 	level := slog.LevelInfo
 	if *verbose {
@@ -76,10 +83,15 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return exitFailure
 	}
 	defer cat.Close()
+	models, err := newModels(ctx, oaf, st.vault, auditLog, logger)
+	if err != nil {
+		e.errorf("%v", err)
+		return exitFailure
+	}
 	rt, err := agent.New(agent.Config{
 		Store:         st.store,
 		Tools:         cat,
-		NewModel:      newModel,
+		NewModel:      models.newModel,
 		WatchInterval: *watch,
 		Logger:        logger,
 	})
@@ -140,8 +152,7 @@ func checkLoopback(addr string) error {
 	return nil
 }
 
-// newModel returns the model a run asks for. Only the script model exists
-// so far.
+// newModel returns the script model, the one every run can have.
 func newModel(_ context.Context, req *agent.Request) (model.Model, error) {
 	switch req.Model {
 	case "", "script":
@@ -153,6 +164,96 @@ func newModel(_ context.Context, req *agent.Request) (model.Model, error) {
 	default:
 		return nil, fmt.Errorf("unknown model %q", req.Model)
 	}
+}
+
+// openaiFlags configure the OpenAI-compatible model of serve.
+type openaiFlags struct {
+	baseURL, model, credential string
+}
+
+func addOpenAIFlags(fs *flagSet) *openaiFlags {
+	f := &openaiFlags{}
+	fs.StringVar(&f.baseURL, "openai-base-url", "", "make the model \"openai\" available to runs: the `URL` of an OpenAI-compatible chat-completions API (https://api.openai.com/v1, http://127.0.0.1:11434/v1 for Ollama, …)")
+	fs.StringVar(&f.model, "openai-model", "", "the `name` of the model the model \"openai\" asks for; a run may name another with \"openai:NAME\"")
+	fs.StringVar(&f.credential, "openai-credential", "", "the `secret` (andon secret set NAME --placement bearer --host HOST) holding the API key; none for a server that needs no key")
+	return f
+}
+
+// models chooses a run's model: the script model, or the OpenAI-compatible
+// one if serve was given its base URL.
+type models struct {
+	openai *openai.Config // nil: not configured
+}
+
+// newModels checks the openai flags and builds the egress client that the
+// openai model sends through: its key comes from the vault on the way out,
+// and every request leaves an audit row.
+func newModels(ctx context.Context, f *openaiFlags, secrets *vault.Vault, log *audit.Log, logger *slog.Logger) (*models, error) {
+	if f.baseURL == "" {
+		return &models{}, nil
+	}
+	// openai.New checks the URL before anything is built on it.
+	if _, err := openai.New(openai.Config{BaseURL: f.baseURL, Model: "check"}); err != nil {
+		return nil, fmt.Errorf("--openai-base-url: %w", err)
+	}
+	u, _ := url.Parse(f.baseURL)
+	ecfg := egress.Config{
+		Purpose:      "model openai",
+		Audit:        log,
+		AllowedHosts: []string{u.Hostname()}, // the operator named it
+		Logger:       logger,
+	}
+	if f.credential != "" {
+		info, err := secrets.Info(ctx, f.credential)
+		if err != nil {
+			return nil, fmt.Errorf("--openai-credential: %w", err)
+		}
+		if host := vault.NormalizeHost(u.Hostname()); !slices.Contains(info.Hosts, host) {
+			return nil, fmt.Errorf("--openai-credential: secret %q may not be sent to %s (its hosts: %s)", f.credential, host, strings.Join(info.Hosts, ", "))
+		}
+		ecfg.Credential, ecfg.Secrets = f.credential, secrets
+	}
+	client, err := egress.NewClient(ctx, &ecfg)
+	if err != nil {
+		return nil, fmt.Errorf("the openai model: %w", err)
+	}
+	return &models{openai: &openai.Config{BaseURL: f.baseURL, Model: f.model, HTTPClient: client}}, nil
+}
+
+// newModel returns the model a run asks for: "openai" or "openai:NAME"
+// for the OpenAI-compatible model, anything else for newModel.
+func (ms *models) newModel(ctx context.Context, req *agent.Request) (model.Model, error) {
+	kind, name, _ := strings.Cut(req.Model, ":")
+	if kind != "openai" {
+		return newModel(ctx, req)
+	}
+	if ms.openai == nil {
+		return nil, errors.New(`model "openai" is not available: start andon serve with --openai-base-url`)
+	}
+	cfg := *ms.openai
+	if name != "" {
+		cfg.Model = name
+	}
+	if cfg.Model == "" {
+		return nil, errors.New(`model "openai" has no model name: start andon serve with --openai-model, or ask for "openai:NAME"`)
+	}
+	m, err := openai.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return runTagged{m}, nil
+}
+
+// runTagged makes the egress audit rows of a model's requests name the run
+// they are made for (the executor puts the run in ctx; model packages
+// cannot read it, as agent imports them).
+type runTagged struct{ model.Model }
+
+func (m runTagged) Complete(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if id := agent.RunIDFrom(ctx); id != "" {
+		ctx = egress.WithRun(ctx, id)
+	}
+	return m.Model.Complete(ctx, req)
 }
 
 // egressDial connects to a server: stdio as usual; over HTTP through an
