@@ -235,7 +235,7 @@ func (c *httpConn) exchange(ctx context.Context, m *jsonrpc.Message, body []byte
 	switch {
 	case resp.StatusCode == http.StatusNotFound && c.session() != "":
 		c.cfg.receiver.lost(ErrSessionExpired)
-		c.failRequest(ctx, m, ErrSessionExpired)
+		c.failRequest(ctx, m, closedError(ErrSessionExpired))
 	case m.Method == "initialize" && isRefusal(resp.StatusCode) && mediaType != "application/json":
 		// Not a Streamable HTTP server: perhaps HTTP+SSE (2024-11-05).
 		c.fallBackToLegacySSE(ctx, m, body, resp)
