@@ -4,8 +4,10 @@
 // within a bounded time, without retrying a half-sent write.
 //
 // andon serve runs the agent runtime and its JSON API on 127.0.0.1:7700;
-// run, runs, show, cancel, approve and deny talk to it. It also talks to MCP
-// servers directly, over stdio and over HTTP:
+// run, runs, show, cancel, approve and deny talk to it. andon worker runs
+// more of the runtime, without the API, on the same database (with --db
+// postgres://…, on other machines too). It also talks to MCP servers
+// directly, over stdio and over HTTP:
 //
 //	andon tools --stdio "COMMAND ARGS…"              list a server's tools
 //	andon call  --stdio "COMMAND ARGS…" TOOL [ARGS]  call one tool
@@ -53,6 +55,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"serve", "run the agent runtime and its API (the main job)", runServe},
+		{"worker", "execute runs from a shared database, without the API", runWorker},
 		{"run", "start a run (--script FILE), optionally following it (--wait)", runRun},
 		{"runs", "list runs", runRuns},
 		{"show", "show a run: steps, write fence, audit rows", runShow},

@@ -231,7 +231,7 @@ func runSecretRotateKey(ctx context.Context, e *env, args []string) int {
 	s.record(ctx, e, audit.ActionKeyRotated, "rotate-key")
 	if s.keyFromEnv {
 		fmt.Fprintf(e.stderr, "andon: rotated the master key from %s to %s; the new key is in %s: set %s from it (the old key no longer opens %s)\n",
-			s.key.ID(), newKey.ID(), pending, vault.EnvMasterKey, sf.db)
+			s.key.ID(), newKey.ID(), pending, vault.EnvMasterKey, sf.where())
 		return exitOK
 	}
 	if err := os.Rename(pending, sf.keyFile); err != nil {

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
+	"strings"
 
+	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/audit"
 	"github.com/andonhq/andon/sqlstore"
 	"github.com/andonhq/andon/vault"
@@ -29,14 +32,78 @@ type storeFlags struct {
 
 func addStoreFlags(fs *flagSet) *storeFlags {
 	f := &storeFlags{}
-	fs.StringVar(&f.db, "db", "andon.db", "the SQLite database `file`")
+	fs.StringVar(&f.db, "db", "andon.db", "the `database`: a SQLite file, or a PostgreSQL URL (postgres://user@host:5432/db?sslmode=…&search_path=schema), shared by many andon processes")
 	fs.StringVar(&f.keyFile, "key-file", "andon.key", "the master key `file`, used when "+vault.EnvMasterKey+" is not set; created (mode 0600) on first use of a new database")
 	return f
 }
 
+// store is andon's database as the commands use it, whichever the backend:
+// a SQLite file ([sqlstore.Store]) or PostgreSQL ([sqlstore.PGStore]).
+type store interface {
+	vault.Backend
+	audit.Store
+	agent.Store
+	Close() error
+}
+
+var (
+	_ store = (*sqlstore.Store)(nil)
+	_ store = (*sqlstore.PGStore)(nil)
+)
+
+// isPostgres reports whether a --db value names a PostgreSQL database rather
+// than a SQLite file.
+func isPostgres(db string) bool {
+	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
+}
+
+// where names the database for messages: a file's path, or a PostgreSQL URL
+// without its user, password or any other secret.
+func (f *storeFlags) where() string {
+	if !isPostgres(f.db) {
+		return f.db
+	}
+	return redactDSN(f.db)
+}
+
+// redactDSN returns a PostgreSQL URL without its user information and
+// without the query parameters that may hold secrets.
+func redactDSN(dsn string) string {
+	scheme, _, _ := strings.Cut(dsn, "://")
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return scheme + "://(unparsable URL)" // never echo it: it may hold a password
+	}
+	u.User = nil
+	q := u.Query()
+	changed := false
+	for k := range q {
+		if strings.Contains(strings.ToLower(k), "password") {
+			q.Del(k)
+			changed = true
+		}
+	}
+	if changed {
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// dsnPassword returns the password a PostgreSQL URL carries, if any.
+func dsnPassword(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return ""
+	}
+	if p, ok := u.User.Password(); ok {
+		return p
+	}
+	return u.Query().Get("password")
+}
+
 // stores is an open database with its vault and audit log.
 type stores struct {
-	store *sqlstore.Store
+	store store
 	key   vault.Key
 	// keyFromEnv reports that the key came from the environment.
 	keyFromEnv bool
@@ -47,9 +114,19 @@ type stores struct {
 // no secret, a missing key file is created with a fresh key (and a message
 // on stderr); otherwise a missing key is an error that changes nothing.
 func (f *storeFlags) open(ctx context.Context, e *env) (*stores, error) {
-	st, err := sqlstore.Open(ctx, f.db)
-	if err != nil {
-		return nil, err
+	var st store
+	if isPostgres(f.db) {
+		pg, err := sqlstore.OpenPostgres(ctx, f.db)
+		if err != nil {
+			return nil, err
+		}
+		st = pg
+	} else {
+		sq, err := sqlstore.Open(ctx, f.db)
+		if err != nil {
+			return nil, err
+		}
+		st = sq
 	}
 	s := &stores{store: st}
 	if err := s.loadKey(ctx, e, f); err != nil {
@@ -83,7 +160,7 @@ func (s *stores) loadKey(ctx context.Context, e *env, f *storeFlags) error {
 	}
 	if len(recs) > 0 {
 		return fmt.Errorf("no master key: %s is not set and %s does not exist, but %s holds %d sealed records (sealed with key %s); nothing was changed",
-			vault.EnvMasterKey, f.keyFile, f.db, len(recs), recs[0].KeyID)
+			vault.EnvMasterKey, f.keyFile, f.where(), len(recs), recs[0].KeyID)
 	}
 	if s.key, err = vault.NewKey(); err != nil {
 		return err
@@ -92,7 +169,7 @@ func (s *stores) loadKey(ctx context.Context, e *env, f *storeFlags) error {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "andon: generated a new master key (ID %s) in %s (mode 0600); keep it safe: without it, the secrets in %s cannot be read\n",
-		s.key.ID(), f.keyFile, f.db)
+		s.key.ID(), f.keyFile, f.where())
 	return nil
 }
 
@@ -120,9 +197,14 @@ func (s *stores) record(ctx context.Context, e *env, action audit.Action, name s
 func (s *stores) close() { _ = s.store.Close() }
 
 // explain adds what the operator can do about err, for the errors that have
-// a remedy.
+// a remedy. It never repeats the database's password, whatever a driver put
+// in its error (the drivers redact it already; this is the second line, for
+// passwords long enough to be told from ordinary text).
 func (f *storeFlags) explain(err error) string {
 	msg := err.Error()
+	if pw := dsnPassword(f.db); len(pw) >= 4 && isPostgres(f.db) {
+		msg = strings.ReplaceAll(msg, pw, "xxxxx")
+	}
 	if errors.Is(err, vault.ErrWrongKey) {
 		msg += fmt.Sprintf(" (set %s or --key-file to the key the database was sealed with", vault.EnvMasterKey)
 		if _, serr := os.Stat(f.keyFile + ".new"); serr == nil {

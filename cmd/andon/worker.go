@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/catalogue"
+	"github.com/andonhq/andon/sqlstore"
+)
+
+// notifyTimeout bounds the NOTIFY that tells other processes of a cancel.
+const notifyTimeout = 5 * time.Second
+
+func runWorker(ctx context.Context, e *env, args []string) int {
+	fs := newFlagSet(e, "worker", "andon worker [flags]",
+		"Execute runs: claim queued runs from the database and run them, as\n"+
+			"andon serve does, without the API. Any number of workers may share one\n"+
+			"database — on PostgreSQL, on any number of machines; runs are started,\n"+
+			"listed and cancelled through an andon serve on the same database.\n"+
+			"On PostgreSQL a cancel made by another process reaches this worker's\n"+
+			"calls in flight at once (LISTEN/NOTIFY); the watcher's poll is the\n"+
+			"backstop. Every process must use the same master key.")
+	sf := addStoreFlags(fs)
+	configPath := fs.String("config", "andon.yaml", "the MCP servers config `file`")
+	rf := addRuntimeFlags(fs, "execute at most `N` runs at once")
+	verbose := fs.Bool("v", false, "log debug detail")
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		return fs.usageError("unexpected argument %q", pos[0])
+	}
+	if rf.workers < 1 {
+		return fs.usageError("--workers %d: a worker executes at least one run at a time", rf.workers)
+	}
+	logger := newLogger(e, *verbose)
+	cfg, err := catalogue.Load(*configPath)
+	if err != nil {
+		e.errorf("%v", err)
+		return exitFailure
+	}
+	st, err := sf.open(ctx, e)
+	if err != nil {
+		e.errorf("%s", sf.explain(err))
+		return exitFailure
+	}
+	defer st.close()
+	auditLog, err := st.auditLog(ctx)
+	if err != nil {
+		e.errorf("%s", sf.explain(err))
+		return exitFailure
+	}
+	cat, err := catalogue.New(cfg, &catalogue.Options{
+		Dial:   egressDial(st.vault, auditLog, logger),
+		Logger: logger,
+	})
+	if err != nil {
+		e.errorf("%v", err)
+		return exitFailure
+	}
+	defer cat.Close()
+	rt, err := agent.New(agent.Config{
+		Store:             st.store,
+		Tools:             cat,
+		NewModel:          newModel,
+		WatchInterval:     rf.watch,
+		MaxConcurrentRuns: rf.workers,
+		OnCancel:          st.announceCancel(rf, logger),
+		Logger:            logger,
+	})
+	if err != nil {
+		e.errorf("%v", err)
+		return exitFailure
+	}
+	fmt.Fprintf(e.stderr, "andon: worker executing up to %d runs at once (database %s, config %s); Ctrl-C stops\n",
+		rf.workers, sf.where(), *configPath)
+	_ = st.execute(ctx, rt, rf, logger)
+	rt.Close()
+	fmt.Fprintln(e.stderr, "andon: stopped")
+	return exitOK
+}
+
+func newLogger(e *env, verbose bool) *slog.Logger {
+	level := slog.LevelInfo
+	if verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// runtimeFlags are the flags of the commands that execute runs: serve and
+// worker.
+type runtimeFlags struct {
+	watch   time.Duration
+	workers int
+	notify  bool
+}
+
+func addRuntimeFlags(fs *flagSet, workersUsage string) *runtimeFlags {
+	f := &runtimeFlags{}
+	fs.DurationVar(&f.watch, "watch-interval", agent.DefaultWatchInterval, "how often the watcher polls for runs cancelled elsewhere (the backstop)")
+	fs.IntVar(&f.workers, "workers", agent.DefaultMaxConcurrentRuns, workersUsage)
+	fs.BoolVar(&f.notify, "notify", true, "on PostgreSQL, tell other andon processes of a cancel at once (NOTIFY) and listen for theirs (LISTEN); "+
+		"false leaves cancels made elsewhere to the watcher's poll")
+	return f
+}
+
+// cancelBus is what a store offers when it can carry a cancel to other
+// processes at once: PostgreSQL's LISTEN/NOTIFY. A SQLite store has none;
+// there, other processes learn of a cancel from their watcher's poll.
+type cancelBus interface {
+	NotifyCancelled(ctx context.Context, runID string) error
+	ListenCancelled(ctx context.Context, fn func(runID string), opts ...sqlstore.ListenOption) error
+}
+
+var _ cancelBus = (*sqlstore.PGStore)(nil)
+
+// bus returns the store's cancel bus, if it has one and rf lets it be used.
+func (s *stores) bus(rf *runtimeFlags) (cancelBus, bool) {
+	b, ok := s.store.(cancelBus)
+	return b, ok && rf.notify
+}
+
+// announceCancel returns the runtime's OnCancel hook: it tells the other
+// processes on the database of every run this one cancels. Nil without a
+// bus. A failed announcement is logged; the others' polls still see the
+// cancel.
+func (s *stores) announceCancel(rf *runtimeFlags, logger *slog.Logger) func(runID string) {
+	b, ok := s.bus(rf)
+	if !ok {
+		return nil
+	}
+	return func(runID string) {
+		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+		defer cancel()
+		if err := b.NotifyCancelled(ctx, runID); err != nil {
+			logger.Warn("andon: telling other processes of a cancel failed; their watchers' poll will see it", "run", runID, "error", err)
+		}
+	}
+}
+
+// execute runs rt until ctx ends: its workers, watcher and reaper — or, with
+// --workers 0, only its watcher — and, when the store has a bus, a listener
+// that hands every cancel announced by any process to rt's watcher. It
+// returns once all of them have stopped.
+func (s *stores) execute(ctx context.Context, rt *agent.Runtime, rf *runtimeFlags, logger *slog.Logger) error {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	if b, ok := s.bus(rf); ok {
+		wg.Go(func() {
+			_ = b.ListenCancelled(ctx, rt.Watcher().Cancelled,
+				sqlstore.ListenLogger(logger),
+				sqlstore.ListenOnListening(func() {
+					logger.Info("andon: listening for cancels from other processes (PostgreSQL LISTEN)")
+				}))
+		})
+	}
+	if rf.workers == 0 {
+		// API only: claim nothing. The watcher still polls, for the runs
+		// an approval resumes in this process.
+		rt.Watcher().Run(ctx)
+		return nil
+	}
+	return rt.Run(ctx)
+}
