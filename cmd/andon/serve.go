@@ -34,13 +34,15 @@ const defaultAPI = "127.0.0.1:7700"
 func runServe(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "serve", "andon serve [flags]",
 		"Run andon: the agent runtime, its workers and its JSON API, on one\n"+
-			"SQLite database. On first start with no config, it writes a demo config\n"+
-			"(andon.yaml: the mcptest server over stdio) and a demo script\n"+
-			"(demo-slow.yaml) so that a run can be started and cancelled at once.")
+			"database (a SQLite file, or PostgreSQL shared with andon workers;\n"+
+			"--workers 0 serves the API and executes nothing). On first start with\n"+
+			"no config, it writes a demo config (andon.yaml: the mcptest server over\n"+
+			"stdio) and a demo script (demo-slow.yaml) so that a run can be started\n"+
+			"and cancelled at once.")
 	sf := addStoreFlags(fs)
 	configPath := fs.String("config", "andon.yaml", "the MCP servers config `file`; created with a demo if missing")
 	addr := fs.String("addr", defaultAPI, "serve the API on this loopback `address`")
-	watch := fs.Duration("watch-interval", agent.DefaultWatchInterval, "how often the watcher polls for runs cancelled elsewhere (the backstop)")
+	rf := addRuntimeFlags(fs, "execute at most `N` runs at once; 0: serve the API only, and leave the runs to andon workers on the same database")
 	verbose := fs.Bool("v", false, "log debug detail")
 	oaf := addOpenAIFlags(fs)
 	if _, code, ok := fs.parse(args); !ok {
@@ -48,6 +50,9 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	}
 	if err := checkLoopback(*addr); err != nil {
 		return fs.usageError("%v", err)
+	}
+	if rf.workers < 0 {
+		return fs.usageError("--workers %d: want 0 or more", rf.workers)
 	}
 	if oaf.baseURL == "" && (oaf.model != "" || oaf.credential != "") {
 		return fs.usageError("--openai-model and --openai-credential need --openai-base-url")
@@ -89,11 +94,13 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return exitFailure
 	}
 	rt, err := agent.New(agent.Config{
-		Store:         st.store,
-		Tools:         cat,
-		NewModel:      models.newModel,
-		WatchInterval: *watch,
-		Logger:        logger,
+		Store:             st.store,
+		Tools:             cat,
+		NewModel:          models.newModel,
+		WatchInterval:     rf.watch,
+		MaxConcurrentRuns: rf.workers,
+		OnCancel:          st.announceCancel(rf, logger),
+		Logger:            logger,
 	})
 	if err != nil {
 		e.errorf("%v", err)
@@ -110,12 +117,12 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return exitFailure
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(e.stderr, "andon: serving the API on http://%s (database %s, config %s); Ctrl-C stops\n", ln.Addr(), sf.db, *configPath)
+	fmt.Fprintf(e.stderr, "andon: serving the API on http://%s (database %s, config %s); Ctrl-C stops\n", ln.Addr(), sf.where(), *configPath)
 
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	runDone := make(chan error, 1)
-	go func() { runDone <- rt.Run(ctx) }()
+	go func() { runDone <- st.execute(ctx, rt, rf, logger) }()
 	serveDone := make(chan error, 1)
 	go func() { serveDone <- srv.Serve(ln) }()
 	select {

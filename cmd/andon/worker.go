@@ -28,6 +28,7 @@ func runWorker(ctx context.Context, e *env, args []string) int {
 	configPath := fs.String("config", "andon.yaml", "the MCP servers config `file`")
 	rf := addRuntimeFlags(fs, "execute at most `N` runs at once")
 	verbose := fs.Bool("v", false, "log debug detail")
+	oaf := addOpenAIFlags(fs)
 	pos, code, ok := fs.parse(args)
 	if !ok {
 		return code
@@ -37,6 +38,9 @@ func runWorker(ctx context.Context, e *env, args []string) int {
 	}
 	if rf.workers < 1 {
 		return fs.usageError("--workers %d: a worker executes at least one run at a time", rf.workers)
+	}
+	if oaf.baseURL == "" && (oaf.model != "" || oaf.credential != "") {
+		return fs.usageError("--openai-model and --openai-credential need --openai-base-url")
 	}
 	logger := newLogger(e, *verbose)
 	cfg, err := catalogue.Load(*configPath)
@@ -64,10 +68,15 @@ func runWorker(ctx context.Context, e *env, args []string) int {
 		return exitFailure
 	}
 	defer cat.Close()
+	models, err := newModels(ctx, oaf, st.vault, auditLog, logger)
+	if err != nil {
+		e.errorf("%v", err)
+		return exitFailure
+	}
 	rt, err := agent.New(agent.Config{
 		Store:             st.store,
 		Tools:             cat,
-		NewModel:          newModel,
+		NewModel:          models.newModel,
 		WatchInterval:     rf.watch,
 		MaxConcurrentRuns: rf.workers,
 		OnCancel:          st.announceCancel(rf, logger),

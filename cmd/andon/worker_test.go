@@ -1,0 +1,127 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/api"
+	"github.com/andonhq/andon/mcp/mcptest"
+)
+
+// andon worker refuses --workers 0 (that is serve's API-only mode) and a
+// missing config (serve writes a demo; a worker must run what it is told).
+func TestWorkerUsage(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	r := runAndonIn(t, dir, "worker", "--workers", "0")
+	r.check(t, exitUsage)
+	if !strings.Contains(r.stderr, "--workers 0") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	r = runAndonIn(t, dir, "worker", "--config", filepath.Join(dir, "nope.yaml"))
+	r.check(t, exitFailure)
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a refused worker left files behind: %v", entries)
+	}
+}
+
+// TestCancelAcrossProcesses is the multi-process test of scaling out: an
+// `andon worker` (B) executes a run that calls mcptest's slow tool over
+// stdio; `andon serve --workers 0` (A: the API, executing nothing) shares
+// its database; `andon cancel` through A's API cancels the run; the
+// cancellation crosses to B and onto the MCP wire; the run ends cancelled
+// with its write fence stamped.
+//
+// On PostgreSQL with NOTIFY, B's backstop poll is set to an hour, so only
+// the notification can have carried the cancel in time (the lease renewal,
+// which would also stop the call, comes after 20 s, later than patience).
+// The poll-only cases turn NOTIFY off and keep the default 1 s poll.
+func TestCancelAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		postgres bool
+		flags    []string // for both processes
+		bFlags   []string // for B
+	}{
+		{name: "postgres/notify", postgres: true, bFlags: []string{"--watch-interval", "1h"}},
+		{name: "postgres/poll", postgres: true, flags: []string{"--notify=false"}},
+		{name: "sqlite/poll"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			db, password := filepath.Join(dir, "andon.db"), ""
+			if tc.postgres {
+				db, password = testPostgres(t)
+			}
+			rec := filepath.Join(dir, "records.jsonl")
+			config := filepath.Join(dir, "andon.yaml")
+			if err := os.WriteFile(config, []byte(testConfig(rec, false)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			env := processEnv(t)
+			common := append([]string{"--db", db, "--config", config}, tc.flags...)
+
+			b := startAndon(t, dir, env, append(append([]string{"worker"}, common...), tc.bFlags...)...)
+			b.waitOutput("its banner", contains("andon: worker executing up to 4 runs at once"))
+			notify := tc.postgres && len(tc.flags) == 0
+			if notify {
+				b.waitOutput("that it listens", contains("listening for cancels from other processes"))
+			}
+			a, addr := startServeAPI(t, dir, env, append(common, "--workers", "0")...)
+			p := &serveProc{t: t, dir: dir, addr: addr} // for its API helpers
+
+			slow := writeScript(t, dir, "slow.yaml", slowScriptYAML)
+			r := p.andon("run", "--script", slow)
+			r.check(t, exitOK)
+			id := strings.TrimSpace(r.stdout)
+			waitForRecord(t, rec, func(r mcptest.Record) bool { return r.Kind == mcptest.ToolStarted && r.Tool == "slow" })
+
+			r = p.andon("cancel", id)
+			r.check(t, exitOK)
+			// The MCP server, a child of B, was told: notifications/cancelled
+			// naming the tools/call, and the tool stopped.
+			checkSlowCallCancelled(t, rec)
+
+			d := p.waitRun(id, func(d *api.RunDetail) bool { return len(d.Steps) >= 2 })
+			if d.Run.Status != "cancelled" || d.Run.Reason != "cancelled" {
+				t.Errorf("run status %s (%s), want cancelled", d.Run.Status, d.Run.Reason)
+			}
+			if d.Run.PendingEffect != string(agent.EffectNonIdempotentWrite) {
+				t.Errorf("pending_effect %q, want %s: the fence must stay stamped", d.Run.PendingEffect, agent.EffectNonIdempotentWrite)
+			}
+			if last := d.Steps[len(d.Steps)-1]; last.Kind != "tool" || last.Tool != "mcp_e2e_slow" || last.Outcome != "cancelled" {
+				t.Errorf("last step %+v, want the slow tool, cancelled", last)
+			}
+			// B executed the run and stopped it because it was cancelled
+			// (not because its lease was lost); A executed nothing.
+			ended := func(line string) bool {
+				return strings.Contains(line, `msg="agent: segment ended"`) && strings.Contains(line, "run="+id)
+			}
+			b.waitOutput("that the run's segment ended", ended)
+			for line := range strings.SplitSeq(b.out.String(), "\n") {
+				if ended(line) && !strings.Contains(line, `why="run cancelled"`) {
+					t.Errorf("B ended the run for another reason: %s", line)
+				}
+			}
+			if strings.Contains(a.out.String(), "segment ended") {
+				t.Errorf("andon serve --workers 0 executed a run:\n%s", a.out.String())
+			}
+
+			a.stop()
+			b.stop()
+			for _, out := range []string{a.out.String(), b.out.String()} {
+				if password != "" && strings.Contains(out, password) {
+					t.Errorf("a process printed the database password:\n%s", out)
+				}
+			}
+			if tc.postgres && !strings.Contains(b.out.String(), "(database "+redactDSN(db)+",") {
+				t.Errorf("the worker's banner does not name the database without its password:\n%s", b.out.String())
+			}
+		})
+	}
+}
