@@ -300,16 +300,34 @@ func (c *Client) abandon(cl *call, sent bool) {
 	if !sent {
 		return
 	}
-	c.conn.abandon(id)
 	if cl.handshake || !c.conn.notifiesCancel(c.info.ProtocolVersion) {
+		c.conn.abandon(id)
 		return
 	}
-	c.goBackground(func() {
+	// The notification goes first and the response stream (if the
+	// transport has one) is closed after it, or after abandonGrace if the
+	// notification is slow: over HTTP the notification can then ride a
+	// connection that is already open instead of dialling a new one, since
+	// closing the stream takes its connection with it. The caller does not
+	// wait for either.
+	started := c.goBackground(func() {
+		t := time.AfterFunc(abandonGrace, func() { c.conn.abandon(id) })
+		defer func() {
+			t.Stop()
+			c.conn.abandon(id)
+		}()
 		ctx, cancel := context.WithTimeout(c.bgCtx, cancelNotifyTimeout)
 		defer cancel()
 		c.sendCancelled(ctx, cl.id, "request cancelled by the client")
 	})
+	if !started {
+		c.conn.abandon(id)
+	}
 }
+
+// abandonGrace bounds how long a cancelled request's response stream stays
+// open while its cancellation notification is on its way.
+const abandonGrace = 50 * time.Millisecond
 
 // sendCancelled sends notifications/cancelled for request id. A failure is
 // logged and goes no further: it must never replace the caller's error or
