@@ -30,11 +30,35 @@ type storeFlags struct {
 	keyFile string
 }
 
+// envDB names the environment variable that gives --db its default: a
+// PostgreSQL URL with a password is better kept out of the command line,
+// which every user of the machine can read.
+const envDB = "ANDON_DB"
+
 func addStoreFlags(fs *flagSet) *storeFlags {
-	f := &storeFlags{}
-	fs.StringVar(&f.db, "db", "andon.db", "the `database`: a SQLite file, or a PostgreSQL URL (postgres://user@host:5432/db?sslmode=…&search_path=schema), shared by many andon processes")
+	f := &storeFlags{db: "andon.db"}
+	if v := os.Getenv(envDB); v != "" {
+		f.db = v
+	}
+	fs.Var(dbValue{&f.db}, "db", "the `database`: a SQLite file, or a PostgreSQL URL (postgres://user@host:5432/db?sslmode=…&search_path=schema), shared by many andon processes; the default comes from "+envDB+" if set")
 	fs.StringVar(&f.keyFile, "key-file", "andon.key", "the master key `file`, used when "+vault.EnvMasterKey+" is not set; created (mode 0600) on first use of a new database")
 	return f
+}
+
+// dbValue is the --db flag. It shows its value (and so its default, in -h)
+// without a password.
+type dbValue struct{ db *string }
+
+func (v dbValue) String() string {
+	if v.db == nil {
+		return ""
+	}
+	return (&storeFlags{db: *v.db}).where()
+}
+
+func (v dbValue) Set(s string) error {
+	*v.db = s
+	return nil
 }
 
 // store is andon's database as the commands use it, whichever the backend:

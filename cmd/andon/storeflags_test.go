@@ -87,3 +87,36 @@ func TestRedactDSN(t *testing.T) {
 		}
 	}
 }
+
+// The tests choose their databases; an ANDON_DB of the developer's must not
+// reach the andon processes they start.
+func init() { os.Unsetenv(envDB) }
+
+// ANDON_DB gives --db its default, so a password need not be on the command
+// line; -h shows that default without the password, and --db still wins.
+func TestDBFromEnvironment(t *testing.T) {
+	t.Parallel()
+	const pw = "hunter2-from-env"
+	dir := t.TempDir()
+	run := func(args ...string) result {
+		cmd := exec.Command(andonBin, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), envDB+"=postgres://andon:"+pw+"@127.0.0.1:1/andon?sslmode=disable&connect_timeout=5")
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return result{code: exitCode(t, err), stdout: stdout.String(), stderr: stderr.String()}
+	}
+	r := run("secret", "list")
+	r.check(t, exitFailure)
+	if !strings.Contains(r.stderr, "127.0.0.1:1/andon") || strings.Contains(r.stderr, pw) {
+		t.Errorf("andon secret list with %s: %s", envDB, r.stderr)
+	}
+	r = run("worker", "-h")
+	r.check(t, exitOK)
+	if !strings.Contains(r.stdout, "(default postgres://127.0.0.1:1/andon?") || strings.Contains(r.stdout+r.stderr, pw) {
+		t.Errorf("andon worker -h with %s:\n%s%s", envDB, r.stdout, r.stderr)
+	}
+	r = run("secret", "list", "--db", filepath.Join(dir, "andon.db"))
+	r.check(t, exitOK)
+}
