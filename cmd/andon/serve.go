@@ -93,15 +93,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		e.errorf("%v", err)
 		return exitFailure
 	}
-	rt, err := agent.New(agent.Config{
-		Store:             st.store,
-		Tools:             cat,
-		NewModel:          models.newModel,
-		WatchInterval:     rf.watch,
-		MaxConcurrentRuns: rf.workers,
-		OnCancel:          st.announceCancel(rf, logger),
-		Logger:            logger,
-	})
+	rt, err := agent.New(rf.config(st, cat, models, logger))
 	if err != nil {
 		e.errorf("%v", err)
 		return exitFailure

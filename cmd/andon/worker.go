@@ -73,15 +73,7 @@ func runWorker(ctx context.Context, e *env, args []string) int {
 		e.errorf("%v", err)
 		return exitFailure
 	}
-	rt, err := agent.New(agent.Config{
-		Store:             st.store,
-		Tools:             cat,
-		NewModel:          models.newModel,
-		WatchInterval:     rf.watch,
-		MaxConcurrentRuns: rf.workers,
-		OnCancel:          st.announceCancel(rf, logger),
-		Logger:            logger,
-	})
+	rt, err := agent.New(rf.config(st, cat, models, logger))
 	if err != nil {
 		e.errorf("%v", err)
 		return exitFailure
@@ -108,15 +100,34 @@ type runtimeFlags struct {
 	watch   time.Duration
 	workers int
 	notify  bool
+	lease   time.Duration
+	reap    time.Duration
 }
 
 func addRuntimeFlags(fs *flagSet, workersUsage string) *runtimeFlags {
 	f := &runtimeFlags{}
 	fs.DurationVar(&f.watch, "watch-interval", agent.DefaultWatchInterval, "how often the watcher polls for runs cancelled elsewhere (the backstop)")
 	fs.IntVar(&f.workers, "workers", agent.DefaultMaxConcurrentRuns, workersUsage)
+	fs.DurationVar(&f.lease, "lease", agent.DefaultLeaseDuration, "how long a run's claim holds without renewal (renewed at every step and during long calls); a run whose worker died is taken back once it lapses")
+	fs.DurationVar(&f.reap, "reap-interval", agent.DefaultReapInterval, "how often to look for runs whose worker died (lease lapsed): dead-lettered if found mid non-idempotent write, else requeued")
 	fs.BoolVar(&f.notify, "notify", true, "on PostgreSQL, tell other andon processes of a cancel at once (NOTIFY) and listen for theirs (LISTEN); "+
 		"false leaves cancels made elsewhere to the watcher's poll")
 	return f
+}
+
+// config is the runtime's configuration from the flags.
+func (rf *runtimeFlags) config(st *stores, tools agent.Tools, models *models, logger *slog.Logger) agent.Config {
+	return agent.Config{
+		Store:             st.store,
+		Tools:             tools,
+		NewModel:          models.newModel,
+		WatchInterval:     rf.watch,
+		MaxConcurrentRuns: rf.workers,
+		LeaseDuration:     rf.lease,
+		ReapInterval:      rf.reap,
+		OnCancel:          st.announceCancel(rf, logger),
+		Logger:            logger,
+	}
 }
 
 // cancelBus is what a store offers when it can carry a cancel to other
