@@ -13,10 +13,11 @@ import (
 
 // Cancels between processes on PostgreSQL: the process that cancels a run
 // announces it with NOTIFY once the run row says cancelled, and every
-// process that LISTENs cancels that run's calls in flight at once. The
-// notification only says "look now": the run row stays the one definition
-// of cancelled, and a notification lost (a listener reconnecting, a NOTIFY
-// that failed) is made good by the watchers' poll.
+// process that LISTENs cancels that run's calls in flight at once, without
+// reading the row again (whoever may NOTIFY on the database may as well
+// update the row). The run row stays the one definition of cancelled, and
+// nothing depends on a notification arriving: one lost (a listener
+// reconnecting, a NOTIFY that failed) is made good by the watchers' poll.
 
 // cancelChannelSQL is the SQL expression of the channel that cancels go
 // on: one per schema, so that deployments in different schemas of one
