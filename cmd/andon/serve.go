@@ -57,47 +57,19 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	if oaf.baseURL == "" && (oaf.model != "" || oaf.credential != "") {
 		return fs.usageError("--openai-model and --openai-credential need --openai-base-url")
 	}
-	level := slog.LevelInfo
-	if *verbose {
-		level = slog.LevelDebug
-	}
-	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
-
+	logger := newLogger(e, *verbose)
 	cfg, err := loadOrWriteDemo(e, *configPath)
 	if err != nil {
 		e.errorf("%v", err)
 		return exitFailure
 	}
-	st, err := sf.open(ctx, e)
-	if err != nil {
-		e.errorf("%s", sf.explain(err))
-		return exitFailure
-	}
-	defer st.close()
-	auditLog, err := st.auditLog(ctx)
-	if err != nil {
-		e.errorf("%s", sf.explain(err))
-		return exitFailure
-	}
-	cat, err := catalogue.New(cfg, &catalogue.Options{
-		Dial:   egressDial(st.vault, auditLog, logger),
-		Logger: logger,
-	})
+	a, err := assemble(ctx, e, sf, cfg, oaf, rf, logger)
 	if err != nil {
 		e.errorf("%v", err)
 		return exitFailure
 	}
-	defer cat.Close()
-	models, err := newModels(ctx, oaf, st.vault, auditLog, logger)
-	if err != nil {
-		e.errorf("%v", err)
-		return exitFailure
-	}
-	rt, err := agent.New(rf.config(st, cat, models, logger))
-	if err != nil {
-		e.errorf("%v", err)
-		return exitFailure
-	}
+	defer a.close()
+	st, auditLog, rt := a.st, a.auditLog, a.rt
 	handler, err := api.NewHandler(api.Config{Runtime: rt, Store: st.store, Audit: auditLog, Logger: logger})
 	if err != nil {
 		e.errorf("%v", err)

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/audit"
 	"github.com/andonhq/andon/catalogue"
 	"github.com/andonhq/andon/sqlstore"
 )
@@ -48,42 +50,69 @@ func runWorker(ctx context.Context, e *env, args []string) int {
 		e.errorf("%v", err)
 		return exitFailure
 	}
-	st, err := sf.open(ctx, e)
-	if err != nil {
-		e.errorf("%s", sf.explain(err))
-		return exitFailure
-	}
-	defer st.close()
-	auditLog, err := st.auditLog(ctx)
-	if err != nil {
-		e.errorf("%s", sf.explain(err))
-		return exitFailure
-	}
-	cat, err := catalogue.New(cfg, &catalogue.Options{
-		Dial:   egressDial(st.vault, auditLog, logger),
-		Logger: logger,
-	})
+	a, err := assemble(ctx, e, sf, cfg, oaf, rf, logger)
 	if err != nil {
 		e.errorf("%v", err)
 		return exitFailure
 	}
-	defer cat.Close()
-	models, err := newModels(ctx, oaf, st.vault, auditLog, logger)
-	if err != nil {
-		e.errorf("%v", err)
-		return exitFailure
-	}
-	rt, err := agent.New(rf.config(st, cat, models, logger))
-	if err != nil {
-		e.errorf("%v", err)
-		return exitFailure
-	}
+	defer a.close()
+	st, rt := a.st, a.rt
 	fmt.Fprintf(e.stderr, "andon: worker executing up to %d runs at once (database %s, config %s); Ctrl-C stops\n",
 		rf.workers, sf.where(), *configPath)
 	_ = st.execute(ctx, rt, rf, logger)
-	rt.Close()
 	fmt.Fprintln(e.stderr, "andon: stopped")
 	return exitOK
+}
+
+// assembled is what serve and worker build before they start: the store
+// with its vault and audit log, the catalogue of tools, and the runtime.
+type assembled struct {
+	st       *stores
+	auditLog *audit.Log
+	cat      *catalogue.Catalogue
+	rt       *agent.Runtime
+}
+
+// assemble opens the store and builds the catalogue and runtime on it. Close
+// the result when done.
+func assemble(ctx context.Context, e *env, sf *storeFlags, cfg *catalogue.Config, oaf *openaiFlags, rf *runtimeFlags, logger *slog.Logger) (_ *assembled, err error) {
+	st, err := sf.open(ctx, e)
+	if err != nil {
+		return nil, errors.New(sf.explain(err))
+	}
+	a := &assembled{st: st}
+	defer func() {
+		if err != nil {
+			a.close()
+		}
+	}()
+	if a.auditLog, err = st.auditLog(ctx); err != nil {
+		return nil, errors.New(sf.explain(err))
+	}
+	if a.cat, err = catalogue.New(cfg, &catalogue.Options{
+		Dial:   egressDial(st.vault, a.auditLog, logger),
+		Logger: logger,
+	}); err != nil {
+		return nil, err
+	}
+	models, err := newModels(ctx, oaf, st.vault, a.auditLog, logger)
+	if err != nil {
+		return nil, err
+	}
+	if a.rt, err = agent.New(rf.config(st, a.cat, models, logger)); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *assembled) close() {
+	if a.rt != nil {
+		a.rt.Close()
+	}
+	if a.cat != nil {
+		a.cat.Close()
+	}
+	a.st.close()
 }
 
 func newLogger(e *env, verbose bool) *slog.Logger {
