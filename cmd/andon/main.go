@@ -65,6 +65,7 @@ func commands() []command {
 		{"call", "call one tool on an MCP server and print the result", runCall},
 		{"tools", "list the tools an MCP server offers", runTools},
 		{"mcptest", "run the scriptable MCP test server (mcptest serve)", runMCPTest},
+		{"migrate", "create or update the database schema", runMigrate},
 		{"secret", "manage the secrets egress injects (set, list, rm, rotate-key)", runSecret},
 		{"audit", "list and verify the hash-chained audit log", runAudit},
 	}

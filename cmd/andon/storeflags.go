@@ -67,6 +67,7 @@ type store interface {
 	vault.Backend
 	audit.Store
 	agent.Store
+	SchemaVersion(ctx context.Context) (int, error)
 	Close() error
 }
 
@@ -125,6 +126,14 @@ func dsnPassword(dsn string) string {
 	return u.Query().Get("password")
 }
 
+// openStore opens (and migrates) the database alone, without the key.
+func (f *storeFlags) openStore(ctx context.Context) (store, error) {
+	if isPostgres(f.db) {
+		return sqlstore.OpenPostgres(ctx, f.db)
+	}
+	return sqlstore.Open(ctx, f.db)
+}
+
 // stores is an open database with its vault and audit log.
 type stores struct {
 	store store
@@ -138,19 +147,9 @@ type stores struct {
 // no secret, a missing key file is created with a fresh key (and a message
 // on stderr); otherwise a missing key is an error that changes nothing.
 func (f *storeFlags) open(ctx context.Context, e *env) (*stores, error) {
-	var st store
-	if isPostgres(f.db) {
-		pg, err := sqlstore.OpenPostgres(ctx, f.db)
-		if err != nil {
-			return nil, err
-		}
-		st = pg
-	} else {
-		sq, err := sqlstore.Open(ctx, f.db)
-		if err != nil {
-			return nil, err
-		}
-		st = sq
+	st, err := f.openStore(ctx)
+	if err != nil {
+		return nil, err
 	}
 	s := &stores{store: st}
 	if err := s.loadKey(ctx, e, f); err != nil {

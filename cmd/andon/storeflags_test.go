@@ -120,3 +120,29 @@ func TestDBFromEnvironment(t *testing.T) {
 	r = run("secret", "list", "--db", filepath.Join(dir, "andon.db"))
 	r.check(t, exitOK)
 }
+
+// andon migrate creates the schema without a master key, on SQLite and
+// PostgreSQL, and says which version it is at; a second run changes nothing.
+func TestMigrate(t *testing.T) {
+	t.Parallel()
+	for _, pg := range []bool{false, true} {
+		t.Run(map[bool]string{false: "sqlite", true: "postgres"}[pg], func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			db := filepath.Join(dir, "andon.db")
+			if pg {
+				db, _ = testPostgres(t)
+			}
+			for range 2 {
+				r := runAndonIn(t, dir, "migrate", "--db", db)
+				r.check(t, exitOK)
+				if !strings.Contains(r.stdout, "is at schema version 2") {
+					t.Errorf("stdout %q", r.stdout)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(dir, "andon.key")); err == nil {
+				t.Error("migrate wrote a master key")
+			}
+		})
+	}
+}
