@@ -114,3 +114,25 @@ func TestCancelledRunCannotBeApproved(t *testing.T) {
 		t.Errorf("Approve by a stranger = %v, want ErrForbidden", err)
 	}
 }
+
+// A process that executes nothing (the API alone) hands an approved run back
+// to the queue; a worker goes on with it, making the approved call once,
+// without asking again.
+func TestApprovalResumesElsewhere(t *testing.T) {
+	t.Parallel()
+	api := setup(t, func(c *agent.Config) { c.ResumeElsewhere = true })
+	tool := api.tools.add(&testTool{name: "deploy", effect: agent.EffectNonIdempotentWrite, approval: true})
+	api.start() // executes the run up to its suspension
+	run := api.submit("alice", turn{Calls: []string{"deploy"}}, turn{Final: "deployed"})
+	api.waitStatus(run.ID, agent.StatusWaitingForApproval)
+	if err := api.rt.Approve(context.Background(), agent.Actor{ID: "alice"}, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	got := api.waitStatus(run.ID, agent.StatusCompleted) // a worker of the same store went on
+	if n := tool.calls.Load(); n != 1 {
+		t.Errorf("the approved call ran %d times, want 1", n)
+	}
+	if got.Attempts != 2 {
+		t.Errorf("attempts = %d, want 2: claimed again from the queue", got.Attempts)
+	}
+}

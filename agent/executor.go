@@ -158,6 +158,8 @@ func (s *segment) loop(ctx context.Context, dec *decision) error {
 			var d *decision
 			if dec != nil && dec.callID == call.ID {
 				d, dec = dec, nil
+			} else if approved, ok := s.tr.decided[call.ID]; ok {
+				d = &decision{callID: call.ID, approved: approved}
 			}
 			if err := s.toolCall(ctx, call, d); err != nil {
 				return err

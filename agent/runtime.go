@@ -68,6 +68,13 @@ type Config struct {
 	// MaxAttempts bounds how often a run is claimed (retries after a lost
 	// worker). Zero means DefaultMaxAttempts.
 	MaxAttempts int
+	// ResumeElsewhere makes Approve and Deny hand the run back to the queue,
+	// for any worker to go on with, instead of executing it in this
+	// process: for a process that serves the API and executes nothing.
+	ResumeElsewhere bool
+	// OnQueued, if set, is told of a run that ResumeElsewhere put back in
+	// the queue: a hook to wake workers in other processes.
+	OnQueued func(runID string)
 	// OnCancel, if set, is told of every run this runtime cancels, after
 	// the store recorded it: a hook to tell other processes (PostgreSQL
 	// NOTIFY). This process's watcher is told anyway.
@@ -244,9 +251,22 @@ func (rt *Runtime) decide(ctx context.Context, actor Actor, runID string, approv
 	if !approve {
 		outcome = OutcomeDenied
 	}
+	// The decision is a step: a segment that resumes the run later — on
+	// another worker, or after a crash — finds it there.
+	callRef, _ := json.Marshal(suspension{CallID: wait.CallID})
 	if err := rt.cfg.Store.StepAppend(ctx, &Step{RunID: runID, At: rt.cfg.Now(), Kind: StepApproval, Round: wait.Round,
-		Tool: wait.Tool, Outcome: outcome, Text: "by " + actor.ID}); err != nil {
+		Tool: wait.Tool, Args: callRef, Outcome: outcome, Text: "by " + actor.ID}); err != nil {
 		rt.logger.Warn("agent: recording an approval failed", "run", runID, "error", err)
+	}
+	if rt.cfg.ResumeElsewhere {
+		ok, err := rt.cfg.Store.RunRequeue(ctx, runID, owner)
+		if err != nil || !ok {
+			return fmt.Errorf("agent: handing run %s to the workers: %v", runID, err)
+		}
+		if rt.cfg.OnQueued != nil {
+			rt.cfg.OnQueued(runID)
+		}
+		return nil
 	}
 	rt.wg.Add(1)
 	go func() {

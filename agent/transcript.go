@@ -14,11 +14,14 @@ type transcript struct {
 	messages []model.Message
 	round    int              // rounds recorded so far
 	pending  []model.ToolCall // calls of the last round not yet recorded
+	// decided holds operators' decisions on calls, by call id: true for
+	// approved.
+	decided map[string]bool
 }
 
 // rebuild replays steps onto the opening prompt.
 func rebuild(prompt string, steps []*Step) (*transcript, error) {
-	t := &transcript{messages: []model.Message{{Role: model.RoleUser, Text: prompt}}}
+	t := &transcript{messages: []model.Message{{Role: model.RoleUser, Text: prompt}}, decided: map[string]bool{}}
 	for _, st := range steps {
 		switch st.Kind {
 		case StepModel:
@@ -31,6 +34,11 @@ func rebuild(prompt string, steps []*Step) (*transcript, error) {
 			t.messages = append(t.messages, model.Message{Role: model.RoleAssistant, Text: st.Text, ToolCalls: calls})
 			t.round = st.Round
 			t.pending = calls
+		case StepApproval:
+			var ref suspension
+			if json.Unmarshal(st.Args, &ref) == nil && ref.CallID != "" {
+				t.decided[ref.CallID] = st.Outcome == OutcomeOK
+			}
 		case StepTool:
 			if len(t.pending) == 0 {
 				continue // a step of a call the model never made: nothing to answer

@@ -154,8 +154,10 @@ func (rf *runtimeFlags) config(st *stores, tools agent.Tools, models *models, lo
 		MaxConcurrentRuns: rf.workers,
 		LeaseDuration:     rf.lease,
 		ReapInterval:      rf.reap,
-		OnCancel:          st.announceCancel(rf, logger),
-		Logger:            logger,
+		// A process that executes nothing hands approved runs to the workers.
+		ResumeElsewhere: rf.workers == 0,
+		OnCancel:        st.announceCancel(rf, logger),
+		Logger:          logger,
 	}
 }
 
