@@ -125,7 +125,7 @@ func TestAndonHTTPNegotiation(t *testing.T) {
 			if err := json.Unmarshal(last.params, &ip); err != nil || ip.ProtocolVersion != mcp.Version20251125 {
 				t.Errorf("initialize asked for %q (%v), want 2025-11-25", ip.ProtocolVersion, err)
 			}
-			if s := last.status.Load(); s/100 != 2 {
+			if s := last.waitStatus(); s/100 != 2 {
 				t.Errorf("the last initialize got HTTP %d", s)
 			}
 			if !isSSEPeer(cell.peer) {
@@ -139,7 +139,7 @@ func TestAndonHTTPNegotiation(t *testing.T) {
 				}
 				return
 			}
-			if s := discover[0].status.Load(); s/100 != 4 || inits[0].status.Load()/100 != 4 {
+			if s := discover[0].waitStatus(); s/100 != 4 || inits[0].waitStatus()/100 != 4 {
 				t.Errorf("the HTTP+SSE peer did not refuse the Streamable HTTP probes:%s", p.wire)
 			}
 			gets := 0
@@ -361,7 +361,7 @@ func assertCancelSignal(t *testing.T, cell httpCell, p *peerServer, c *mcp.Clien
 	if note.session == "" || note.session != call.session {
 		t.Errorf("the notification went to session %q, the call was in %q", note.session, call.session)
 	}
-	if s := note.status.Load(); s/100 != 2 {
+	if s := note.waitStatus(); s/100 != 2 {
 		t.Errorf("the peer answered the notification with HTTP %d", s)
 	}
 }

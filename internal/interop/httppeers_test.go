@@ -190,6 +190,18 @@ func (w *wireLog) countWritten(rpcMethod, before string) int {
 	return n
 }
 
+// waitStatus returns the response's status, waiting a moment for it: the
+// client can read a response before the recorder has seen its status (a
+// peer that writes no explicit header gets it from net/http after its
+// handler returns).
+func (r *wireRequest) waitStatus() int32 {
+	s := r.status.Load()
+	for deadline := time.Now().Add(5 * time.Second); s == 0 && time.Now().Before(deadline); s = r.status.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	return s
+}
+
 // statusWriter records the status and body of a response, and passes Flush
 // through (both peers stream responses).
 type statusWriter struct {
