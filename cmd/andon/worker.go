@@ -214,8 +214,10 @@ func (s *stores) execute(ctx context.Context, rt *agent.Runtime, rf *runtimeFlag
 		})
 	}
 	if rf.workers == 0 {
-		// API only: claim nothing. The watcher still polls, for the runs
-		// an approval resumes in this process.
+		// API only: claim nothing, and hand approved runs back to the
+		// queue (Config.ResumeElsewhere). Nothing executes here; the
+		// watcher still polls, which costs nothing while nothing is
+		// watched.
 		rt.Watcher().Run(ctx)
 		return nil
 	}
