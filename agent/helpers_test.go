@@ -212,6 +212,15 @@ type countingStore struct {
 	*sqlstore.Store
 	statusReads atomic.Int64
 	failStatus  atomic.Bool
+	emptyClaims atomic.Int64 // claims that found nothing queued
+}
+
+func (c *countingStore) RunClaim(ctx context.Context, owner string, leaseUntil time.Time) (*agent.Run, error) {
+	run, err := c.Store.RunClaim(ctx, owner, leaseUntil)
+	if run == nil && err == nil {
+		c.emptyClaims.Add(1)
+	}
+	return run, err
 }
 
 func (c *countingStore) RunStatuses(ctx context.Context, ids []string) (map[string]agent.Status, error) {

@@ -72,8 +72,10 @@ type Config struct {
 	// for any worker to go on with, instead of executing it in this
 	// process: for a process that serves the API and executes nothing.
 	ResumeElsewhere bool
-	// OnQueued, if set, is told of a run that ResumeElsewhere put back in
-	// the queue: a hook to wake workers in other processes.
+	// OnQueued, if set, is told of every run this runtime queues — a new
+	// run, or one ResumeElsewhere put back — so that workers in other
+	// processes can be woken (PostgreSQL NOTIFY → [Runtime.Wake]). This
+	// process's workers are woken anyway.
 	OnQueued func(runID string)
 	// OnCancel, if set, is told of every run this runtime cancels, after
 	// the store recorded it: a hook to tell other processes (PostgreSQL
@@ -168,11 +170,25 @@ func (rt *Runtime) Submit(ctx context.Context, owner string, req *Request) (*Run
 	if err := rt.cfg.Store.RunInsert(ctx, run); err != nil {
 		return nil, fmt.Errorf("agent: storing the run: %w", err)
 	}
+	rt.queued(run.ID)
+	return run, nil
+}
+
+// queued wakes this process's workers, and tells others, of a queued run.
+func (rt *Runtime) queued(runID string) {
+	rt.Wake()
+	if rt.cfg.OnQueued != nil {
+		rt.cfg.OnQueued(runID)
+	}
+}
+
+// Wake makes Run look for queued runs now rather than at its next claim
+// interval: for a run queued by another process.
+func (rt *Runtime) Wake() {
 	select {
 	case rt.wake <- struct{}{}:
 	default:
 	}
-	return run, nil
 }
 
 // newRunID returns a random run id.
@@ -263,9 +279,7 @@ func (rt *Runtime) decide(ctx context.Context, actor Actor, runID string, approv
 		if err != nil || !ok {
 			return fmt.Errorf("agent: handing run %s to the workers: %v", runID, err)
 		}
-		if rt.cfg.OnQueued != nil {
-			rt.cfg.OnQueued(runID)
-		}
+		rt.queued(runID)
 		return nil
 	}
 	rt.wg.Add(1)
@@ -399,10 +413,7 @@ func (rt *Runtime) Reap(ctx context.Context) {
 		default:
 			ok, err = rt.cfg.Store.RunRequeueStale(ctx, run.ID, now)
 			if ok {
-				select {
-				case rt.wake <- struct{}{}:
-				default:
-				}
+				rt.queued(run.ID)
 			}
 		}
 		if err != nil {

@@ -133,3 +133,38 @@ func TestLongToolTextIsCutOnACharacter(t *testing.T) {
 		t.Errorf("step text of %d bytes: valid UTF-8 %v, ends %q", len(text), utf8.ValidString(text), text[len(text)-20:])
 	}
 }
+
+// A run queued by another process is claimed at once when the runtime is
+// woken, not at its next claim interval (here an hour).
+func TestWakeClaimsAtOnce(t *testing.T) {
+	t.Parallel()
+	var announced []string
+	b := setup(t, func(c *agent.Config) {
+		c.ClaimInterval = time.Hour
+		c.OnQueued = func(id string) { announced = append(announced, id) }
+	})
+	b.start()
+	// Once the worker has found nothing queued, it waits: an hour, or a wake.
+	for b.store.emptyClaims.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	// Another process queues a run: straight into the store.
+	run := &agent.Run{ID: "run_elsewhere", Owner: "alice", Request: []byte(`{"prompt":"p","script":[{"final":"done"}]}`), Status: agent.StatusQueued, CreatedAt: time.Now()}
+	if err := b.store.Store.RunInsert(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond) // a claim that should not happen gets every chance to
+	if got, _ := b.store.Store.RunGet(context.Background(), run.ID); got.Status != agent.StatusQueued {
+		t.Fatalf("the run was claimed (%s) before any wake", got.Status)
+	}
+	b.rt.Wake()
+	b.waitStatus(run.ID, agent.StatusCompleted)
+	if len(announced) != 0 {
+		t.Errorf("OnQueued told of %v; only runs this runtime queues are announced", announced)
+	}
+	own := b.submit("alice", turn{Final: "done"})
+	b.waitStatus(own.ID, agent.StatusCompleted)
+	if len(announced) != 1 || announced[0] != own.ID {
+		t.Errorf("OnQueued told of %v, want [%s]", announced, own.ID)
+	}
+}

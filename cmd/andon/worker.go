@@ -131,6 +131,7 @@ type runtimeFlags struct {
 	notify  bool
 	lease   time.Duration
 	reap    time.Duration
+	claim   time.Duration
 }
 
 func addRuntimeFlags(fs *flagSet, workersUsage string) *runtimeFlags {
@@ -138,6 +139,7 @@ func addRuntimeFlags(fs *flagSet, workersUsage string) *runtimeFlags {
 	fs.DurationVar(&f.watch, "watch-interval", agent.DefaultWatchInterval, "how often the watcher polls for runs cancelled elsewhere (the backstop)")
 	fs.IntVar(&f.workers, "workers", agent.DefaultMaxConcurrentRuns, workersUsage)
 	fs.DurationVar(&f.lease, "lease", agent.DefaultLeaseDuration, "how long a run's claim holds without renewal (renewed at every step and during long calls); a run whose worker died is taken back once it lapses")
+	fs.DurationVar(&f.claim, "claim-interval", agent.DefaultClaimInterval, "how often an idle worker looks for queued runs (on PostgreSQL it is also woken at once when a run is queued)")
 	fs.DurationVar(&f.reap, "reap-interval", agent.DefaultReapInterval, "how often to look for runs whose worker died (lease lapsed): dead-lettered if found mid non-idempotent write, else requeued")
 	fs.BoolVar(&f.notify, "notify", true, "on PostgreSQL, tell other andon processes of a cancel at once (NOTIFY) and listen for theirs (LISTEN); "+
 		"false leaves cancels made elsewhere to the watcher's poll")
@@ -154,9 +156,11 @@ func (rf *runtimeFlags) config(st *stores, tools agent.Tools, models *models, lo
 		MaxConcurrentRuns: rf.workers,
 		LeaseDuration:     rf.lease,
 		ReapInterval:      rf.reap,
+		ClaimInterval:     rf.claim,
 		// A process that executes nothing hands approved runs to the workers.
 		ResumeElsewhere: rf.workers == 0,
 		OnCancel:        st.announceCancel(rf, logger),
+		OnQueued:        st.announceQueued(rf, logger),
 		Logger:          logger,
 	}
 }
@@ -166,6 +170,7 @@ func (rf *runtimeFlags) config(st *stores, tools agent.Tools, models *models, lo
 // there, other processes learn of a cancel from their watcher's poll.
 type cancelBus interface {
 	NotifyCancelled(ctx context.Context, runID string) error
+	NotifyQueued(ctx context.Context, runID string) error
 	ListenCancelled(ctx context.Context, fn func(runID string), opts ...sqlstore.ListenOption) error
 }
 
@@ -195,6 +200,24 @@ func (s *stores) announceCancel(rf *runtimeFlags, logger *slog.Logger) func(runI
 	}
 }
 
+// announceQueued returns the runtime's OnQueued hook: it tells the other
+// processes of every run this one queues, so that an idle worker claims it
+// at once. Nil without a bus; a failed announcement is logged, and the
+// workers' next look finds the run anyway.
+func (s *stores) announceQueued(rf *runtimeFlags, logger *slog.Logger) func(runID string) {
+	b, ok := s.bus(rf)
+	if !ok {
+		return nil
+	}
+	return func(runID string) {
+		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+		defer cancel()
+		if err := b.NotifyQueued(ctx, runID); err != nil {
+			logger.Warn("andon: telling other processes of a queued run failed; their next look finds it", "run", runID, "error", err)
+		}
+	}
+}
+
 // execute runs rt until ctx ends: its workers, watcher and reaper — or, with
 // --workers 0, only its watcher — and, when the store has a bus, a listener
 // that hands every cancel announced by any process to rt's watcher. It
@@ -208,6 +231,7 @@ func (s *stores) execute(ctx context.Context, rt *agent.Runtime, rf *runtimeFlag
 		wg.Go(func() {
 			_ = b.ListenCancelled(ctx, rt.Watcher().Cancelled,
 				sqlstore.ListenLogger(logger),
+				sqlstore.ListenQueued(func(string) { rt.Wake() }),
 				sqlstore.ListenOnListening(func() {
 					logger.Info("andon: listening for cancels from other processes (PostgreSQL LISTEN)")
 				}))

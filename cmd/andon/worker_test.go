@@ -47,7 +47,9 @@ func TestCancelAcrossProcesses(t *testing.T) {
 		flags    []string // for both processes
 		bFlags   []string // for B
 	}{
-		{name: "postgres/notify", postgres: true, bFlags: []string{"--watch-interval", "1h"}},
+		// B looks for queued runs only when woken: the run started through
+		// A reaches it by NOTIFY, as its cancel does.
+		{name: "postgres/notify", postgres: true, bFlags: []string{"--watch-interval", "1h", "--claim-interval", "1h"}},
 		{name: "postgres/poll", postgres: true, flags: []string{"--notify=false"}},
 		{name: "sqlite/poll"},
 	} {
