@@ -157,7 +157,7 @@ func setup(t *testing.T, m mode, o *setupOpts) *testBundle {
 
 // serverCommand returns a transport that runs this test binary as an
 // mcptest stdio server with args.
-func serverCommand(t *testing.T, args ...string) *mcp.CommandTransport {
+func serverCommand(t testing.TB, args ...string) *mcp.CommandTransport {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
