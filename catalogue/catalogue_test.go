@@ -169,7 +169,6 @@ func TestImportNamesAndEffects(t *testing.T) {
 	for _, tool := range tools {
 		names = append(names, tool.Spec().Name)
 	}
-	// (bad_header, whose x-mcp-header is invalid, is left out on 2026-07-28.)
 	remote := []string{"echo", "slow", "stubborn", "progress", "late", "fail", "big", "ask", "crash", "garbage", "split", "unknown_id", "bad_result", "stderr", "route"}
 	var want []string
 	for _, s := range []string{"a", "b-2"} {

@@ -425,7 +425,7 @@ func TestHTTPRequestsCarryTheCallersValues(t *testing.T) {
 // absent argument sends none); a tool whose annotation breaks the rules is
 // left out of ListTools.
 func TestHTTPParamHeaders(t *testing.T) {
-	run(t, []mode{http2026, http2026JSON}, func(t *testing.T, b *testBundle) {
+	runWith(t, []mode{http2026, http2026JSON}, func(o *setupOpts) { o.server.InvalidTool = true }, func(t *testing.T, b *testBundle) {
 		tools, err := b.client.ListTools(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)

@@ -110,14 +110,15 @@ func TestCase26_HandshakeIsAbandonedNotCancelled(t *testing.T) {
 func TestListToolsFollowsPages(t *testing.T) {
 	runWith(t, []mode{inproc2026, inproc2025, stdio2024}, func(o *setupOpts) {
 		o.server.PageSize = 3
-		o.serverArgs = []string{"-page-size", "3"}
+		o.server.InvalidTool = true
+		o.serverArgs = []string{"-page-size", "3", "-invalid-tool"}
 	}, func(t *testing.T, b *testBundle) {
 		tools, err := b.client.ListTools(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		// mcptest offers 16 tools; on 2026-07-28 the one with an invalid
-		// x-mcp-header (bad_header) is left out.
+		// mcptest offers 16 tools with -invalid-tool; on 2026-07-28 the one
+		// with an invalid x-mcp-header (bad_header) is left out.
 		want := 16
 		if b.mode.version == mcp.Version20260728 {
 			want = 15

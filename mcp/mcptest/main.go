@@ -22,6 +22,7 @@ import (
 //	-versions LIST    comma-separated revisions to serve (default: all)
 //	-silent-discover  ignore server/discover instead of refusing it
 //	-page-size N      split tools/list into pages of N tools
+//	-invalid-tool     also offer bad_header (an invalid x-mcp-header)
 //	-http ADDR        serve HTTP on ADDR (a loopback address such as
 //	                  127.0.0.1:0) instead of stdio; the URL is printed on
 //	                  stdout as the first line
@@ -35,13 +36,14 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	versions := fs.String("versions", "", "comma-separated `revisions` to serve (default: all)")
 	silent := fs.Bool("silent-discover", false, "ignore server/discover instead of refusing it")
 	pageSize := fs.Int("page-size", 0, "split tools/list into pages of `N` tools")
+	invalidTool := fs.Bool("invalid-tool", false, "also offer bad_header, a tool with an invalid x-mcp-header")
 	httpAddr := fs.String("http", "", "serve HTTP on `ADDR` instead of stdio")
 	generations := fs.String("generations", "", "comma-separated HTTP `generations`: stateless, sessions, sse")
 	jsonResponse := fs.Bool("json-response", false, "answer HTTP requests with JSON, not event streams")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	opts := &Options{SilentDiscover: *silent, PageSize: *pageSize, Stderr: stderr}
+	opts := &Options{SilentDiscover: *silent, PageSize: *pageSize, InvalidTool: *invalidTool, Stderr: stderr}
 	if *versions != "" {
 		opts.Versions = strings.Split(*versions, ",")
 	}

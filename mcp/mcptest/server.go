@@ -28,6 +28,10 @@
 //   - split: writes its answer in two pieces, 20ms apart.
 //   - unknown_id: writes a response for a request id never sent, then answers.
 //   - bad_result: answers with a result that is not a tool result.
+//   - route {region, shard}: annotated with x-mcp-header, so a 2026-07-28
+//     client sends them as Mcp-Param-* headers; over HTTP the server checks
+//     them against the body.
+//   - bad_header (only with Options.InvalidTool): an invalid x-mcp-header.
 //   - stderr {lines=3}: writes noise to stderr, then answers.
 //
 // Use [NewServer] and [Server.Transport] in-process, or run [Main] as a
@@ -58,6 +62,9 @@ type Options struct {
 	// SilentDiscover makes the server ignore server/discover, as some
 	// handshake-era servers do, instead of answering it with an error.
 	SilentDiscover bool
+	// InvalidTool adds bad_header, a tool whose x-mcp-header annotation
+	// breaks the rules, which a 2026-07-28 client must leave out.
+	InvalidTool bool
 	// RefuseFirstDiscover answers the first server/discover with
 	// UnsupportedProtocolVersion (-32022) listing Versions, as a server
 	// does that wants the client to retry with a version it lists.
@@ -411,7 +418,7 @@ func (c *serverConn) listTools(m *jsonrpc.Message, modern bool, out outbox) {
 		Cursor string `json:"cursor"`
 	}
 	json.Unmarshal(m.Params, &p)
-	tools := toolList()
+	tools := c.s.toolList()
 	start, _ := strconv.Atoi(p.Cursor)
 	end := len(tools)
 	next := ""

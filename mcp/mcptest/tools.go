@@ -11,7 +11,19 @@ import (
 	"github.com/andonhq/andon/mcp/internal/jsonrpc"
 )
 
-func toolList() []map[string]any {
+// toolList returns the tools s offers: bad_header only when asked for.
+func (s *Server) toolList() []map[string]any {
+	var out []map[string]any
+	for _, t := range allTools() {
+		if t["name"] == "bad_header" && !s.opts.InvalidTool {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+func allTools() []map[string]any {
 	obj := func(props string) json.RawMessage {
 		return json.RawMessage(`{"type":"object","properties":{` + props + `}}`)
 	}
@@ -74,7 +86,7 @@ func (c *serverConn) startTool(ctx context.Context, m *jsonrpc.Message, base bas
 		}
 	}
 	known := false
-	for _, t := range toolList() {
+	for _, t := range c.s.toolList() {
 		known = known || t["name"] == p.Name
 	}
 	if !known {
