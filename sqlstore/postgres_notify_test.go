@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/andonhq/andon/sqlstore"
+	"github.com/andonhq/andon/sqlstore/pgtest"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -169,7 +170,7 @@ func TestPostgresListenerSurvivesADroppedConnection(t *testing.T) {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	app := "andon_listener_" + hex.EncodeToString(b[:])
-	a, s := openPGAt(t, dsn), openPGAt(t, withParams(dsn, map[string]string{"application_name": app}))
+	a, s := openPGAt(t, dsn), openPGAt(t, pgtest.WithParams(dsn, map[string]string{"application_name": app}))
 	l := listen(t, s)
 
 	for round := range 2 {

@@ -66,19 +66,32 @@ func DSN(t testing.TB) string {
 	return ""
 }
 
+// slots bounds the schemas (and so the connection pools of the tests
+// using them) alive at once in one test binary, whatever -parallel is, to
+// stay well below the server's max_connections.
+var slots = make(chan struct{}, 8)
+
 // Schema creates a fresh schema for t, dropped at cleanup, and returns a
 // DSN whose connections use it (search_path). Cleanups registered later
-// (processes using it) run before the drop.
+// (processes using it) run before the drop. At most a few schemas live at
+// once: Schema waits for one to be dropped.
 func Schema(t testing.TB) string {
 	t.Helper()
 	dsn := DSN(t)
+	select {
+	case slots <- struct{}{}:
+	case <-t.Context().Done():
+		t.Fatal(t.Context().Err())
+	}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	schema := "test_" + hex.EncodeToString(b[:])
 	if err := Exec(context.Background(), dsn, `CREATE SCHEMA `+schema); err != nil {
+		<-slots
 		t.Fatalf("creating schema %s: %v", schema, err)
 	}
 	t.Cleanup(func() {
+		defer func() { <-slots }()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if err := Exec(ctx, dsn, `DROP SCHEMA `+schema+` CASCADE`); err != nil {
