@@ -47,16 +47,11 @@ func runAuditList(ctx context.Context, e *env, args []string) int {
 	sf := addStoreFlags(fs)
 	run := fs.String("run", "", "only the rows of run `ID`")
 	action := fs.String("action", "", "only the rows of `action` (http_call, http_call_cancelled, http_call_cancelled_before_send, …)")
-	pos, code, ok := fs.parse(args)
-	if !ok {
+	if code, ok := fs.parseNoArgs(args); !ok {
 		return code
 	}
-	if len(pos) > 0 {
-		return fs.usageError("unexpected argument %q", pos[0])
-	}
-	s, err := sf.open(ctx, e)
-	if err != nil {
-		e.errorf("audit list: %s", sf.explain(err))
+	s := sf.openFor(ctx, e, "audit list", false)
+	if s == nil {
 		return exitFailure
 	}
 	defer s.close()
@@ -90,16 +85,11 @@ func orDash(s string) string {
 func runAuditVerify(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "audit verify", "andon audit verify [flags]", auditAbout)
 	sf := addStoreFlags(fs)
-	pos, code, ok := fs.parse(args)
-	if !ok {
+	if code, ok := fs.parseNoArgs(args); !ok {
 		return code
 	}
-	if len(pos) > 0 {
-		return fs.usageError("unexpected argument %q", pos[0])
-	}
-	s, err := sf.open(ctx, e)
-	if err != nil {
-		e.errorf("audit verify: %s", sf.explain(err))
+	s := sf.openFor(ctx, e, "audit verify", false)
+	if s == nil {
 		return exitFailure
 	}
 	defer s.close()

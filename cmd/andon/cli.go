@@ -104,6 +104,18 @@ func (fs *flagSet) parse(args []string) (pos []string, code int, ok bool) {
 	}
 }
 
+// parseNoArgs is parse for a command that takes flags only.
+func (fs *flagSet) parseNoArgs(args []string) (code int, ok bool) {
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code, false
+	}
+	if len(pos) > 0 {
+		return fs.usageError("unexpected argument %q", pos[0]), false
+	}
+	return 0, true
+}
+
 // usageError reports a mistake in how the command was invoked and returns
 // exitUsage.
 func (fs *flagSet) usageError(format string, args ...any) int {

@@ -11,12 +11,8 @@ func runMigrate(ctx context.Context, e *env, args []string) int {
 			"it is at. serve and worker do the same when they start; migrate lets a\n"+
 			"deployment do it once, before starting them. It needs no master key.")
 	sf := addStoreFlags(fs)
-	pos, code, ok := fs.parse(args)
-	if !ok {
+	if code, ok := fs.parseNoArgs(args); !ok {
 		return code
-	}
-	if len(pos) > 0 {
-		return fs.usageError("unexpected argument %q", pos[0])
 	}
 	st, err := sf.openStore(ctx)
 	if err != nil {

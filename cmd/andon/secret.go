@@ -96,16 +96,11 @@ func runSecretSet(ctx context.Context, e *env, args []string) int {
 	}
 	defer clear(value)
 
-	s, err := sf.open(ctx, e)
-	if err != nil {
-		e.errorf("secret set: %s", sf.explain(err))
+	s := sf.openFor(ctx, e, "secret set", true)
+	if s == nil {
 		return exitFailure
 	}
 	defer s.close()
-	if err := s.vault.Check(ctx); err != nil {
-		e.errorf("secret set: %s", sf.explain(err))
-		return exitFailure
-	}
 	if err := s.vault.Set(ctx, pos[0], value, placement, hosts); err != nil {
 		e.errorf("secret set: %v", err)
 		return exitFailure
@@ -139,23 +134,14 @@ func readSecretValue(e *env, name string) ([]byte, error) {
 func runSecretList(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "secret list", "andon secret list [flags]", secretAbout)
 	sf := addStoreFlags(fs)
-	pos, code, ok := fs.parse(args)
-	if !ok {
+	if code, ok := fs.parseNoArgs(args); !ok {
 		return code
 	}
-	if len(pos) > 0 {
-		return fs.usageError("unexpected argument %q", pos[0])
-	}
-	s, err := sf.open(ctx, e)
-	if err != nil {
-		e.errorf("secret list: %s", sf.explain(err))
+	s := sf.openFor(ctx, e, "secret list", true)
+	if s == nil {
 		return exitFailure
 	}
 	defer s.close()
-	if err := s.vault.Check(ctx); err != nil {
-		e.errorf("secret list: %s", sf.explain(err))
-		return exitFailure
-	}
 	infos, err := s.vault.List(ctx)
 	if err != nil {
 		e.errorf("secret list: %v", err)
@@ -177,9 +163,8 @@ func runSecretRemove(ctx context.Context, e *env, args []string) int {
 	if len(pos) != 1 {
 		return fs.usageError("want exactly one NAME")
 	}
-	s, err := sf.open(ctx, e)
-	if err != nil {
-		e.errorf("secret rm: %s", sf.explain(err))
+	s := sf.openFor(ctx, e, "secret rm", false)
+	if s == nil {
 		return exitFailure
 	}
 	defer s.close()
@@ -194,23 +179,14 @@ func runSecretRemove(ctx context.Context, e *env, args []string) int {
 func runSecretRotateKey(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "secret rotate-key", "andon secret rotate-key [flags]", secretAbout)
 	sf := addStoreFlags(fs)
-	pos, code, ok := fs.parse(args)
-	if !ok {
+	if code, ok := fs.parseNoArgs(args); !ok {
 		return code
 	}
-	if len(pos) > 0 {
-		return fs.usageError("unexpected argument %q", pos[0])
-	}
-	s, err := sf.open(ctx, e)
-	if err != nil {
-		e.errorf("secret rotate-key: %s", sf.explain(err))
+	s := sf.openFor(ctx, e, "secret rotate-key", true)
+	if s == nil {
 		return exitFailure
 	}
 	defer s.close()
-	if err := s.vault.Check(ctx); err != nil {
-		e.errorf("secret rotate-key: %s", sf.explain(err))
-		return exitFailure
-	}
 	newKey, err := vault.NewKey()
 	if err != nil {
 		e.errorf("secret rotate-key: %v", err)

@@ -126,6 +126,25 @@ func dsnPassword(dsn string) string {
 	return u.Query().Get("password")
 }
 
+// openFor opens the database for the command name, reporting a failure as
+// one "andon: name: …" line (nil then). With checkKey, it also checks that
+// the master key opens the secrets already sealed, before anything is done.
+func (f *storeFlags) openFor(ctx context.Context, e *env, name string, checkKey bool) *stores {
+	s, err := f.open(ctx, e)
+	if err != nil {
+		e.errorf("%s: %s", name, f.explain(err))
+		return nil
+	}
+	if checkKey {
+		if err := s.vault.Check(ctx); err != nil {
+			e.errorf("%s: %s", name, f.explain(err))
+			s.close()
+			return nil
+		}
+	}
+	return s
+}
+
 // openStore opens (and migrates) the database alone, without the key.
 func (f *storeFlags) openStore(ctx context.Context) (store, error) {
 	if isPostgres(f.db) {
