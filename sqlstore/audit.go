@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/andonhq/andon/audit"
 )
@@ -84,22 +83,5 @@ func (s *Store) AuditRows(ctx context.Context, q audit.Query) ([]audit.Row, erro
 		return nil, fmt.Errorf("sqlstore: listing audit rows: %w", err)
 	}
 	defer rows.Close()
-	var out []audit.Row
-	for rows.Next() {
-		var r audit.Row
-		var action string
-		var timeNS, durNS int64
-		if err := rows.Scan(&r.Seq, &timeNS, &action, &r.Purpose, &r.RunID, &r.Method, &r.Host, &r.Path,
-			&r.Status, &r.OK, &r.Reason, &durNS, &r.MAC); err != nil {
-			return nil, fmt.Errorf("sqlstore: reading audit row: %w", err)
-		}
-		r.Action = audit.Action(action)
-		r.Time = time.Unix(0, timeNS).UTC()
-		r.Duration = time.Duration(durNS)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlstore: listing audit rows: %w", err)
-	}
-	return out, nil
+	return collect(rows, "listing audit rows", scanAuditRow)
 }

@@ -90,26 +90,15 @@ func (s *PGStore) RunList(ctx context.Context, filter agent.RunFilter) ([]*agent
 // no bound-parameter limit to chunk around and the cancel watcher costs one
 // statement per poll.
 func (s *PGStore) RunStatuses(ctx context.Context, ids []string) (map[string]agent.Status, error) {
-	out := make(map[string]agent.Status, len(ids))
 	if len(ids) == 0 {
-		return out, nil
+		return map[string]agent.Status{}, nil
 	}
 	rows, err := s.pool.Query(ctx, `SELECT id, status FROM runs WHERE id = ANY($1)`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: reading run statuses: %w", err)
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var id, status string
-		if err := rows.Scan(&id, &status); err != nil {
-			return nil, fmt.Errorf("sqlstore: reading run statuses: %w", err)
-		}
-		out[id] = agent.Status(status)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlstore: reading run statuses: %w", err)
-	}
-	return out, nil
+	return statusMap(rows)
 }
 
 // queryRuns runs a query returning runColumns rows.
@@ -119,18 +108,7 @@ func (s *PGStore) queryRuns(ctx context.Context, what, stmt string, args ...any)
 		return nil, fmt.Errorf("sqlstore: %s: %w", what, err)
 	}
 	defer rows.Close()
-	var out []*agent.Run
-	for rows.Next() {
-		run, err := scanRun(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlstore: %s: %w", what, err)
-		}
-		out = append(out, run)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlstore: %s: %w", what, err)
-	}
-	return out, nil
+	return collect(rows, what, scanRun)
 }
 
 // pgArgs collects the arguments of a statement built piece by piece; add

@@ -101,18 +101,7 @@ func pgListSecrets(ctx context.Context, q pgQuerier) ([]vault.Record, error) {
 		return nil, fmt.Errorf("sqlstore: listing secrets: %w", err)
 	}
 	defer rows.Close()
-	var recs []vault.Record
-	for rows.Next() {
-		rec, err := pgScanSecret(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlstore: listing secrets: %w", err)
-		}
-		recs = append(recs, rec)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlstore: listing secrets: %w", err)
-	}
-	return recs, nil
+	return collect(rows, "listing secrets", pgScanSecret)
 }
 
 // pgScanSecret reads one row of secretColumns; hosts is a text[].

@@ -100,9 +100,8 @@ func (s *Store) RunList(ctx context.Context, filter agent.RunFilter) ([]*agent.R
 // json_each, so there is no bound-parameter limit to chunk around and the
 // cancel watcher costs one statement per poll.
 func (s *Store) RunStatuses(ctx context.Context, ids []string) (map[string]agent.Status, error) {
-	out := make(map[string]agent.Status, len(ids))
 	if len(ids) == 0 {
-		return out, nil
+		return map[string]agent.Status{}, nil
 	}
 	list, err := json.Marshal(ids)
 	if err != nil {
@@ -113,17 +112,7 @@ func (s *Store) RunStatuses(ctx context.Context, ids []string) (map[string]agent
 		return nil, fmt.Errorf("sqlstore: reading run statuses: %w", err)
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var id, status string
-		if err := rows.Scan(&id, &status); err != nil {
-			return nil, fmt.Errorf("sqlstore: reading run statuses: %w", err)
-		}
-		out[id] = agent.Status(status)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlstore: reading run statuses: %w", err)
-	}
-	return out, nil
+	return statusMap(rows)
 }
 
 // queryRuns runs a query returning runColumns rows.
@@ -133,18 +122,7 @@ func (s *Store) queryRuns(ctx context.Context, what, stmt string, args ...any) (
 		return nil, fmt.Errorf("sqlstore: %s: %w", what, err)
 	}
 	defer rows.Close()
-	var out []*agent.Run
-	for rows.Next() {
-		run, err := scanRun(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlstore: %s: %w", what, err)
-		}
-		out = append(out, run)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlstore: %s: %w", what, err)
-	}
-	return out, nil
+	return collect(rows, what, scanRun)
 }
 
 // scanRun reads one row of runColumns.

@@ -105,18 +105,7 @@ func listSecrets(ctx context.Context, q querier) ([]vault.Record, error) {
 		return nil, fmt.Errorf("sqlstore: listing secrets: %w", err)
 	}
 	defer rows.Close()
-	var recs []vault.Record
-	for rows.Next() {
-		rec, err := scanSecret(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlstore: listing secrets: %w", err)
-		}
-		recs = append(recs, rec)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlstore: listing secrets: %w", err)
-	}
-	return recs, nil
+	return collect(rows, "listing secrets", scanSecret)
 }
 
 type scanner interface{ Scan(dest ...any) error }

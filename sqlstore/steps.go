@@ -47,26 +47,5 @@ func (s *Store) StepList(ctx context.Context, runID string) ([]*agent.Step, erro
 		return nil, fmt.Errorf("sqlstore: listing the steps of run %s: %w", runID, err)
 	}
 	defer rows.Close()
-	var out []*agent.Step
-	for rows.Next() {
-		var (
-			st            agent.Step
-			args          []byte
-			kind, outcome string
-			at, dur       int64
-		)
-		if err := rows.Scan(&st.RunID, &st.Seq, &at, &kind, &st.Round, &st.Tool, &args, &outcome, &st.Text, &dur); err != nil {
-			return nil, fmt.Errorf("sqlstore: reading a step of run %s: %w", runID, err)
-		}
-		st.At = fromNanos(at)
-		st.Kind = agent.StepKind(kind)
-		st.Args = args
-		st.Outcome = agent.Outcome(outcome)
-		st.Duration = time.Duration(dur)
-		out = append(out, &st)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlstore: listing the steps of run %s: %w", runID, err)
-	}
-	return out, nil
+	return collect(rows, "listing the steps of run "+runID, scanStep)
 }
