@@ -109,15 +109,21 @@ func playToolsCall(ctx context.Context, e *env) error {
 // which the server sends elicitation/create with a schema whose every
 // field has a default; the handler accepts with those defaults (SEP-1034).
 func playElicitationDefaults(ctx context.Context, e *env) error {
-	c, err := e.connect(ctx, &mcp.ClientOptions{ElicitationHandler: acceptWithDefaults(nil)})
+	return callOnce(ctx, e, &mcp.ClientOptions{ElicitationHandler: acceptWithDefaults(nil)}, "test_client_elicitation_defaults")
+}
+
+// callOnce connects with opts, checks that tool is listed, and calls it
+// without arguments: the scenarios whose checks run on the server's side.
+func callOnce(ctx context.Context, e *env, opts *mcp.ClientOptions, tool string) error {
+	c, err := e.connect(ctx, opts)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if _, _, err := findTool(ctx, c, "test_client_elicitation_defaults"); err != nil {
+	if _, _, err := findTool(ctx, c, tool); err != nil {
 		return err
 	}
-	_, err = e.callTool(ctx, c, "test_client_elicitation_defaults", map[string]any{})
+	_, err = e.callTool(ctx, c, tool, map[string]any{})
 	return err
 }
 
@@ -126,16 +132,7 @@ func playElicitationDefaults(ctx context.Context, e *env) error {
 // GET stream the client must reopen, after that delay, with Last-Event-ID
 // (SEP-1699).
 func playSSERetry(ctx context.Context, e *env) error {
-	c, err := e.connect(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if _, _, err := findTool(ctx, c, "test_reconnection"); err != nil {
-		return err
-	}
-	_, err = e.callTool(ctx, c, "test_reconnection", map[string]any{})
-	return err
+	return callOnce(ctx, e, nil, "test_reconnection")
 }
 
 // playRequestMetadata connects and lists the tools. The server checks the
