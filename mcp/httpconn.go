@@ -494,7 +494,9 @@ func (c *httpConn) setHeaders(req *http.Request, m *jsonrpc.Message) {
 		URI    string `json:"uri"`
 		TaskID string `json:"taskId"`
 	}
-	if len(m.Params) > 0 {
+	// On a handshake-era connection nothing below needs the params: the
+	// version is the negotiated one, and the Mcp-* headers are 2026-07-28's.
+	if len(m.Params) > 0 && (version == "" || isModern(version)) {
 		_ = json.Unmarshal(m.Params, &p)
 	}
 	if isModern(p.Meta.ProtocolVersion) {
