@@ -68,6 +68,11 @@ type Config struct {
 	// MaxAttempts bounds how often a run is claimed (retries after a lost
 	// worker). Zero means DefaultMaxAttempts.
 	MaxAttempts int
+	// Queue hands queued runs to Run. Nil means Run claims them from the
+	// Store itself, the oldest first, looking every ClaimInterval and when
+	// woken ([Runtime.Wake]). With a Queue, Approve and Deny hand the run
+	// back to the queue too, as ResumeElsewhere does.
+	Queue Queue
 	// ResumeElsewhere makes Approve and Deny hand the run back to the queue,
 	// for any worker to go on with, instead of executing it in this
 	// process: for a process that serves the API and executes nothing.
@@ -274,7 +279,7 @@ func (rt *Runtime) decide(ctx context.Context, actor Actor, runID string, approv
 		Tool: wait.Tool, Args: callRef, Outcome: outcome, Text: "by " + actor.ID}); err != nil {
 		rt.logger.Warn("agent: recording an approval failed", "run", runID, "error", err)
 	}
-	if rt.cfg.ResumeElsewhere {
+	if rt.cfg.ResumeElsewhere || rt.cfg.Queue != nil {
 		ok, err := rt.cfg.Store.RunRequeue(ctx, runID, owner)
 		if err != nil || !ok {
 			return fmt.Errorf("agent: handing run %s to the workers: %v", runID, err)
@@ -308,8 +313,10 @@ func (rt *Runtime) newOwner(kind string) string {
 	return kind + ":" + rt.cfg.WorkerID + ":" + strconv.FormatInt(rt.segment.Add(1), 10)
 }
 
-// Run claims queued runs and executes them, up to MaxConcurrentRuns at a
-// time, until ctx ends; it also runs the watcher's poll and the reaper.
+// Run claims queued runs — or takes them from the Queue — and executes
+// them, up to MaxConcurrentRuns at a time, until ctx ends; it also runs the
+// watcher's poll and the reaper. It returns an error only if the Queue
+// fails.
 // When ctx ends, the runs in flight are interrupted (their leases lapse and
 // the reaper of a later process decides whether they may be retried), and
 // Run returns once they have stopped.
@@ -329,14 +336,18 @@ func (rt *Runtime) Run(ctx context.Context) error {
 		defer wg.Done()
 		rt.reapLoop(ctx)
 	}()
-	slots := make(chan struct{}, rt.cfg.MaxConcurrentRuns)
-	idle := time.NewTicker(rt.cfg.ClaimInterval)
-	defer idle.Stop()
 	defer func() {
+		cancel()  // the watcher and the reaper, if the queue failed
 		rt.stop() // resumed segments too
 		wg.Wait()
 		rt.wg.Wait()
 	}()
+	if rt.cfg.Queue != nil {
+		return rt.workQueue(ctx)
+	}
+	slots := make(chan struct{}, rt.cfg.MaxConcurrentRuns)
+	idle := time.NewTicker(rt.cfg.ClaimInterval)
+	defer idle.Stop()
 	for {
 		select {
 		case slots <- struct{}{}:
@@ -404,22 +415,28 @@ func (rt *Runtime) Reap(ctx context.Context) {
 		return
 	}
 	for _, run := range stale {
-		var ok bool
-		switch {
-		case !MayRetry(run.PendingEffect):
-			ok, err = rt.cfg.Store.RunFinishStale(ctx, run.ID, now, StatusFailed, ReasonNotRetryable, "interrupted during a non-idempotent write; not retried")
-		case run.Attempts >= rt.cfg.MaxAttempts:
-			ok, err = rt.cfg.Store.RunFinishStale(ctx, run.ID, now, StatusFailed, ReasonFailed, "out of attempts")
-		default:
-			ok, err = rt.cfg.Store.RunRequeueStale(ctx, run.ID, now)
-			if ok {
-				rt.queued(run.ID)
-			}
+		rt.reap(ctx, run, now)
+	}
+}
+
+// reap handles one run whose lease lapsed before now, as Reap describes.
+func (rt *Runtime) reap(ctx context.Context, run *Run, now time.Time) {
+	var ok bool
+	var err error
+	switch {
+	case !MayRetry(run.PendingEffect):
+		ok, err = rt.cfg.Store.RunFinishStale(ctx, run.ID, now, StatusFailed, ReasonNotRetryable, "interrupted during a non-idempotent write; not retried")
+	case run.Attempts >= rt.cfg.MaxAttempts:
+		ok, err = rt.cfg.Store.RunFinishStale(ctx, run.ID, now, StatusFailed, ReasonFailed, "out of attempts")
+	default:
+		ok, err = rt.cfg.Store.RunRequeueStale(ctx, run.ID, now)
+		if ok {
+			rt.queued(run.ID)
 		}
-		if err != nil {
-			rt.logger.Warn("agent: reaping a run failed", "run", run.ID, "error", err)
-		} else if ok {
-			rt.logger.Info("agent: reaped a run whose worker went away", "run", run.ID, "pending_effect", string(run.PendingEffect))
-		}
+	}
+	if err != nil {
+		rt.logger.Warn("agent: reaping a run failed", "run", run.ID, "error", err)
+	} else if ok {
+		rt.logger.Info("agent: reaped a run whose worker went away", "run", run.ID, "pending_effect", string(run.PendingEffect))
 	}
 }

@@ -31,6 +31,11 @@ type Store interface {
 	// to running for owner, with a lease until leaseUntil, and returns it;
 	// nil if there is none.
 	RunClaim(ctx context.Context, owner string, leaseUntil time.Time) (*Run, error)
+	// RunClaimID is RunClaim for one run: it moves run id, if it is
+	// queued, to running for owner, and returns it; nil if it was not
+	// queued (another worker took it, or it was cancelled). A [Queue]
+	// that hands out run ids claims with it.
+	RunClaimID(ctx context.Context, id, owner string, leaseUntil time.Time) (*Run, error)
 	// RunRenewLease extends the lease of a running run owner holds.
 	RunRenewLease(ctx context.Context, id, owner string, leaseUntil time.Time) (bool, error)
 	// RunSetPendingEffect stamps (or, with "", clears) the write fence of a

@@ -117,6 +117,15 @@ func (w *Watcher) Cancelled(runID string) {
 	}
 }
 
+// Check re-reads the status of run runID now, and cancels its watched
+// contexts if the store says it is cancelled: for a hint that is not
+// itself the truth, such as a job engine cancelling the run's job.
+func (w *Watcher) Check(ctx context.Context, runID string) {
+	if w.isCancelled(ctx, runID) {
+		w.Cancelled(runID)
+	}
+}
+
 // Run polls until ctx ends: every interval, one query reads the status of
 // every run with a call in flight, and the calls of cancelled runs are
 // cancelled. With nothing in flight, it reads nothing.

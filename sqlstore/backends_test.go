@@ -13,6 +13,9 @@ import (
 type fullStore interface {
 	storetest.Store
 	agent.Store
+	Queue(sqlstore.QueueOptions) agent.Queue
+	RunJob(t interface{ Fatal(...any) }, id string) (jobID int64, state, argRun string, ok bool)
+	RunJobs(t interface{ Fatal(...any) }) int
 	Close() error
 }
 

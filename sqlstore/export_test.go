@@ -1,9 +1,51 @@
 package sqlstore
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // ListenHealthInterval sets how long a listener waits in silence before it
 // pings its connection.
 func ListenHealthInterval(d time.Duration) ListenOption {
 	return func(c *listenConfig) { c.health = d }
+}
+
+// RunJob reports the River job that carries run id: its id and state, and
+// the run id its arguments name; ok is false if the run has no job.
+func (s *Store) RunJob(t interface{ Fatal(...any) }, id string) (jobID int64, state, argRun string, ok bool) {
+	err := s.db.QueryRow(`SELECT j.id, j.state, json_extract(j.args, '$.run_id') FROM runs r JOIN river_job j ON j.id = r.job_id WHERE r.id = ?`, id).
+		Scan(&jobID, &state, &argRun)
+	if err != nil {
+		return 0, "", "", false
+	}
+	return jobID, state, argRun, true
+}
+
+// RunJobs counts the run jobs River holds.
+func (s *Store) RunJobs(t interface{ Fatal(...any) }) int {
+	var n int
+	if err := s.db.QueryRow(`SELECT count(*) FROM river_job WHERE kind = 'andon_run'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// RunJob is [Store.RunJob] on PostgreSQL.
+func (s *PGStore) RunJob(t interface{ Fatal(...any) }, id string) (jobID int64, state, argRun string, ok bool) {
+	err := s.pool.QueryRow(context.Background(), `SELECT j.id, j.state::text, j.args->>'run_id' FROM runs r JOIN river_job j ON j.id = r.job_id WHERE r.id = $1`, id).
+		Scan(&jobID, &state, &argRun)
+	if err != nil {
+		return 0, "", "", false
+	}
+	return jobID, state, argRun, true
+}
+
+// RunJobs is [Store.RunJobs] on PostgreSQL.
+func (s *PGStore) RunJobs(t interface{ Fatal(...any) }) int {
+	var n int
+	if err := s.pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = 'andon_run'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -7,6 +7,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/andonhq/andon/agent"
 )
 
 // PGStore is andon's store on PostgreSQL: the same interfaces as [Store]
@@ -19,6 +22,7 @@ import (
 // time.Time reads back exactly as it was written and the zero time is 0.
 type PGStore struct {
 	pool *pgxpool.Pool
+	jobs *jobs[pgx.Tx]
 }
 
 // OpenPostgres connects to the PostgreSQL database that dsn names (a URL,
@@ -43,12 +47,23 @@ func OpenPostgres(ctx context.Context, dsn string) (*PGStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: connecting to PostgreSQL %s: %w", where(cfg), err)
 	}
-	s := &PGStore{pool: pool}
+	j, err := newJobs(riverpgxv5.New(pool))
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("sqlstore: PostgreSQL %s: %w", where(cfg), err)
+	}
+	s := &PGStore{pool: pool, jobs: j}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("sqlstore: migrating PostgreSQL %s: %w", where(cfg), err)
 	}
 	return s, nil
+}
+
+// Queue returns River workers on the store's database, for
+// agent.Config.Queue.
+func (s *PGStore) Queue(opts QueueOptions) agent.Queue {
+	return &queue[pgx.Tx]{jobs: s.jobs, opts: opts}
 }
 
 // Close closes every connection of the pool, waiting for those in use to

@@ -28,6 +28,36 @@ const pgMigrationLock = 0x616e646f // "ando"
 // one's migration and then find nothing to do; the lock ends with the
 // transaction.
 func (s *PGStore) migrate(ctx context.Context) error {
+	if err := s.migrateOwn(ctx); err != nil {
+		return err
+	}
+	return s.migrateRiver(ctx)
+}
+
+// migrateRiver brings River's tables up to date. River's migrations cannot
+// share one transaction (one adds an enum value that the next uses), so
+// they run as River runs them, one transaction each, while this process
+// holds a session advisory lock on the schema that other processes' River
+// migrations wait for.
+func (s *PGStore) migrateRiver(ctx context.Context) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1, hashtext(current_schema()))`, pgRiverMigrationLock); err != nil {
+		return fmt.Errorf("taking the River migration lock: %w", err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1, hashtext(current_schema()))`, pgRiverMigrationLock)
+	return s.jobs.migrate(ctx)
+}
+
+// pgRiverMigrationLock is the first key of the advisory lock River's
+// migrations run under.
+const pgRiverMigrationLock = pgMigrationLock + 1
+
+// migrateOwn applies andon's own migrations.
+func (s *PGStore) migrateOwn(ctx context.Context) error {
 	names, err := fs.Glob(pgMigrations, "migrations/postgres/*.sql")
 	if err != nil {
 		return err

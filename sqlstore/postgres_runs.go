@@ -25,14 +25,33 @@ func (s *PGStore) RunInsert(ctx context.Context, run *agent.Run) error {
 	if run.CreatedAt.IsZero() {
 		run.CreatedAt = time.Now().UTC()
 	}
-	if _, err := s.pool.Exec(ctx, `INSERT INTO runs (`+runColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-		run.ID, run.Owner, []byte(run.Request), string(run.Status), string(run.Reason), run.Error,
-		run.LeaseOwner, nanos(run.LeaseExpires), string(run.PendingEffect), []byte(run.Suspended),
-		run.Attempts, nanos(run.CreatedAt), nanos(run.StartedAt), nanos(run.FinishedAt)); err != nil {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO runs (`+runColumns+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+			run.ID, run.Owner, []byte(run.Request), string(run.Status), string(run.Reason), run.Error,
+			run.LeaseOwner, nanos(run.LeaseExpires), string(run.PendingEffect), []byte(run.Suspended),
+			run.Attempts, nanos(run.CreatedAt), nanos(run.StartedAt), nanos(run.FinishedAt)); err != nil {
+			return err
+		}
+		if run.Status != agent.StatusQueued {
+			return nil
+		}
+		return s.enqueueTx(ctx, tx, run.ID)
+	})
+	if err != nil {
 		return fmt.Errorf("sqlstore: inserting run %s: %w", run.ID, err)
 	}
 	return nil
+}
+
+// enqueueTx inserts run id's job in tx and records it on the run.
+func (s *PGStore) enqueueTx(ctx context.Context, tx pgx.Tx, id string) error {
+	jobID, err := s.jobs.enqueue(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `UPDATE runs SET job_id = $1 WHERE id = $2`, jobID, id)
+	return err
 }
 
 // RunGet implements [agent.Store].

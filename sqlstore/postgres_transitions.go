@@ -50,6 +50,26 @@ func (s *PGStore) RunClaim(ctx context.Context, owner string, leaseUntil time.Ti
 	return run, nil
 }
 
+// RunClaimID implements [agent.Store]: RunClaim for run id only.
+func (s *PGStore) RunClaimID(ctx context.Context, id, owner string, leaseUntil time.Time) (*agent.Run, error) {
+	if err := checkLease(owner, leaseUntil); err != nil {
+		return nil, fmt.Errorf("sqlstore: claiming run %s: %w", id, err)
+	}
+	run, err := scanRun(s.pool.QueryRow(ctx, `UPDATE runs
+		SET status = 'running', lease_owner = $1, lease_expires = $2, attempts = attempts + 1,
+			started_at = CASE WHEN started_at = 0 THEN $3 ELSE started_at END
+		WHERE id = $4 AND status = 'queued'
+		RETURNING `+runColumns,
+		owner, nanos(leaseUntil), time.Now().UnixNano(), id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: claiming run %s: %w", id, err)
+	}
+	return run, nil
+}
+
 // RunRenewLease implements [agent.Store].
 func (s *PGStore) RunRenewLease(ctx context.Context, id, owner string, leaseUntil time.Time) (bool, error) {
 	what := "renewing the lease of run " + id
@@ -125,7 +145,31 @@ func (s *PGStore) RunFinish(ctx context.Context, id, owner string, to agent.Stat
 		stmt += ` AND lease_owner = $6`
 		args = append(args, owner)
 	}
-	return s.transition(ctx, what, stmt, args...)
+	if to != agent.StatusCancelled {
+		return s.transition(ctx, what, stmt, args...)
+	}
+	// A cancel cancels the run's job with it, as on SQLite; River's
+	// NOTIFY to the worker holding it goes out at commit.
+	won := false
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var jobID *int64
+		err := tx.QueryRow(ctx, stmt+` RETURNING job_id`, args...).Scan(&jobID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		won = true
+		if jobID == nil {
+			return nil
+		}
+		return s.jobs.cancel(ctx, tx, *jobID)
+	})
+	if err != nil {
+		return false, fmt.Errorf("sqlstore: %s: %w", what, err)
+	}
+	return won, nil
 }
 
 // RunRequeue implements [agent.Store] as [Store.RunRequeue] does, refusing
@@ -135,7 +179,7 @@ func (s *PGStore) RunRequeue(ctx context.Context, id, owner string) (bool, error
 	if owner == "" {
 		return false, fmt.Errorf("sqlstore: %s: %w", what, errNoOwner)
 	}
-	return s.transition(ctx, what, `UPDATE runs SET status = 'queued', lease_owner = '', lease_expires = 0, pending_effect = ''
+	return s.requeue(ctx, what, id, `UPDATE runs SET status = 'queued', lease_owner = '', lease_expires = 0, pending_effect = ''
 		WHERE id = $1 AND status = 'running' AND lease_owner = $2 AND pending_effect <> $3`,
 		id, owner, string(agent.EffectNonIdempotentWrite))
 }
@@ -151,7 +195,7 @@ func (s *PGStore) RunsStale(ctx context.Context, now time.Time) ([]*agent.Run, e
 // RunRequeueStale implements [agent.Store]. Like RunRequeue, it refuses a run
 // whose fence reads a non-idempotent write in flight.
 func (s *PGStore) RunRequeueStale(ctx context.Context, id string, now time.Time) (bool, error) {
-	return s.transition(ctx, "requeueing stale run "+id, `UPDATE runs
+	return s.requeue(ctx, "requeueing stale run "+id, id, `UPDATE runs
 		SET status = 'queued', lease_owner = '', lease_expires = 0, pending_effect = ''
 		WHERE id = $1 AND status = 'running' AND lease_expires <> 0 AND lease_expires < $2 AND pending_effect <> $3`,
 		id, now.UnixNano(), string(agent.EffectNonIdempotentWrite))
@@ -177,4 +221,21 @@ func (s *PGStore) transition(ctx context.Context, what, stmt string, args ...any
 		return false, fmt.Errorf("sqlstore: %s: %w", what, err)
 	}
 	return tag.RowsAffected() == 1, nil
+}
+
+// requeue runs a guarded transition of run id back to queued and, if it
+// won, inserts the run's new job in the same transaction.
+func (s *PGStore) requeue(ctx context.Context, what, id, stmt string, args ...any) (bool, error) {
+	won := false
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, stmt, args...)
+		if won = err == nil && tag.RowsAffected() == 1; !won {
+			return err
+		}
+		return s.enqueueTx(ctx, tx, id)
+	})
+	if err != nil {
+		return false, fmt.Errorf("sqlstore: %s: %w", what, err)
+	}
+	return won, nil
 }

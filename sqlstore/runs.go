@@ -19,7 +19,8 @@ var _ agent.Store = (*Store)(nil)
 const runColumns = `id, owner, request, status, reason, error, lease_owner, lease_expires,
 	pending_effect, suspended, attempts, created_at, started_at, finished_at`
 
-// RunInsert implements [agent.Store]. run.ID must be set. A zero Status is
+// RunInsert implements [agent.Store]. run.ID must be set. A queued run's
+// River job is inserted in the same transaction. A zero Status is
 // stored (and set in run) as queued, a zero CreatedAt as now. Every other
 // field is stored as given, so a run can be born running with a lease.
 // Inserting an ID that exists fails.
@@ -33,14 +34,33 @@ func (s *Store) RunInsert(ctx context.Context, run *agent.Run) error {
 	if run.CreatedAt.IsZero() {
 		run.CreatedAt = time.Now().UTC()
 	}
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO runs (`+runColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		run.ID, run.Owner, nullBytes(run.Request), string(run.Status), string(run.Reason), run.Error,
-		run.LeaseOwner, nanos(run.LeaseExpires), string(run.PendingEffect), nullBytes(run.Suspended),
-		run.Attempts, nanos(run.CreatedAt), nanos(run.StartedAt), nanos(run.FinishedAt)); err != nil {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO runs (`+runColumns+`)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			run.ID, run.Owner, nullBytes(run.Request), string(run.Status), string(run.Reason), run.Error,
+			run.LeaseOwner, nanos(run.LeaseExpires), string(run.PendingEffect), nullBytes(run.Suspended),
+			run.Attempts, nanos(run.CreatedAt), nanos(run.StartedAt), nanos(run.FinishedAt)); err != nil {
+			return err
+		}
+		if run.Status != agent.StatusQueued {
+			return nil
+		}
+		return s.enqueueTx(ctx, tx, run.ID)
+	})
+	if err != nil {
 		return fmt.Errorf("sqlstore: inserting run %s: %w", run.ID, err)
 	}
 	return nil
+}
+
+// enqueueTx inserts run id's job in tx and records it on the run.
+func (s *Store) enqueueTx(ctx context.Context, tx *sql.Tx, id string) error {
+	jobID, err := s.jobs.enqueue(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE runs SET job_id = ? WHERE id = ?`, jobID, id)
+	return err
 }
 
 // RunGet implements [agent.Store].

@@ -13,7 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/riverqueue/river/riverdriver/riversqlite"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/andonhq/andon/agent"
 )
 
 // BusyTimeout is how long a statement waits for another connection's or
@@ -23,7 +26,8 @@ const BusyTimeout = 10 * time.Second
 // Store is a SQLite database holding andon's secrets and audit log. It is safe
 // for concurrent use by goroutines and by several processes on one file.
 type Store struct {
-	db *sql.DB
+	db   *sql.DB
+	jobs *jobs[*sql.Tx]
 }
 
 //go:embed migrations/*.sql
@@ -42,7 +46,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: opening %s: %w", path, err)
 	}
-	s := &Store{db: db}
+	j, err := newJobs(riversqlite.New(db))
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("sqlstore: %s: %w", path, err), db.Close())
+	}
+	s := &Store{db: db, jobs: j}
 	if err := s.migrate(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("sqlstore: migrating %s: %w", path, err), db.Close())
 	}
@@ -94,8 +102,14 @@ func (s *Store) migrate(ctx context.Context) error {
 				return err
 			}
 		}
-		return nil
+		return s.jobs.migrateTx(ctx, tx)
 	})
+}
+
+// Queue returns River workers on the store's database, for
+// agent.Config.Queue.
+func (s *Store) Queue(opts QueueOptions) agent.Queue {
+	return &queue[*sql.Tx]{jobs: s.jobs, opts: opts}
 }
 
 // inTx runs fn in a transaction, committing if it returns nil.

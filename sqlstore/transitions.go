@@ -57,6 +57,26 @@ func (s *Store) RunClaim(ctx context.Context, owner string, leaseUntil time.Time
 	return run, nil
 }
 
+// RunClaimID implements [agent.Store]: RunClaim for run id only.
+func (s *Store) RunClaimID(ctx context.Context, id, owner string, leaseUntil time.Time) (*agent.Run, error) {
+	if err := checkLease(owner, leaseUntil); err != nil {
+		return nil, fmt.Errorf("sqlstore: claiming run %s: %w", id, err)
+	}
+	run, err := scanRun(s.db.QueryRowContext(ctx, `UPDATE runs
+		SET status = 'running', lease_owner = ?, lease_expires = ?, attempts = attempts + 1,
+			started_at = CASE WHEN started_at = 0 THEN ? ELSE started_at END
+		WHERE id = ? AND status = 'queued'
+		RETURNING `+runColumns,
+		owner, nanos(leaseUntil), time.Now().UnixNano(), id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: claiming run %s: %w", id, err)
+	}
+	return run, nil
+}
+
 // RunRenewLease implements [agent.Store].
 func (s *Store) RunRenewLease(ctx context.Context, id, owner string, leaseUntil time.Time) (bool, error) {
 	what := "renewing the lease of run " + id
@@ -139,7 +159,31 @@ func (s *Store) RunFinish(ctx context.Context, id, owner string, to agent.Status
 		stmt += ` AND lease_owner = ?`
 		args = append(args, owner)
 	}
-	return s.transition(ctx, what, stmt, args...)
+	if to != agent.StatusCancelled {
+		return s.transition(ctx, what, stmt, args...)
+	}
+	// A cancel cancels the run's job with it: a queued run is never
+	// handed out, and a running one's worker hears of it from River too.
+	won := false
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var jobID sql.NullInt64
+		err := tx.QueryRowContext(ctx, stmt+` RETURNING job_id`, args...).Scan(&jobID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		won = true
+		if !jobID.Valid {
+			return nil
+		}
+		return s.jobs.cancel(ctx, tx, jobID.Int64)
+	})
+	if err != nil {
+		return false, fmt.Errorf("sqlstore: %s: %w", what, err)
+	}
+	return won, nil
 }
 
 // RunRequeue implements [agent.Store]: running and held by owner → queued,
@@ -153,7 +197,7 @@ func (s *Store) RunRequeue(ctx context.Context, id, owner string) (bool, error) 
 	if owner == "" {
 		return false, fmt.Errorf("sqlstore: %s: %w", what, errNoOwner)
 	}
-	return s.transition(ctx, what, `UPDATE runs SET status = 'queued', lease_owner = '', lease_expires = 0, pending_effect = ''
+	return s.requeue(ctx, what, id, `UPDATE runs SET status = 'queued', lease_owner = '', lease_expires = 0, pending_effect = ''
 		WHERE id = ? AND status = 'running' AND lease_owner = ? AND pending_effect <> ?`,
 		id, owner, string(agent.EffectNonIdempotentWrite))
 }
@@ -170,7 +214,7 @@ func (s *Store) RunsStale(ctx context.Context, now time.Time) ([]*agent.Run, err
 // RunRequeueStale implements [agent.Store]. Like RunRequeue, it refuses a run
 // whose fence reads a non-idempotent write in flight.
 func (s *Store) RunRequeueStale(ctx context.Context, id string, now time.Time) (bool, error) {
-	return s.transition(ctx, "requeueing stale run "+id, `UPDATE runs
+	return s.requeue(ctx, "requeueing stale run "+id, id, `UPDATE runs
 		SET status = 'queued', lease_owner = '', lease_expires = 0, pending_effect = ''
 		WHERE id = ? AND status = 'running' AND lease_expires <> 0 AND lease_expires < ? AND pending_effect <> ?`,
 		id, now.UnixNano(), string(agent.EffectNonIdempotentWrite))
@@ -191,15 +235,37 @@ func (s *Store) RunFinishStale(ctx context.Context, id string, now time.Time, to
 
 // transition runs one guarded UPDATE and reports whether it changed the row.
 func (s *Store) transition(ctx context.Context, what, stmt string, args ...any) (bool, error) {
-	res, err := s.db.ExecContext(ctx, stmt, args...)
+	won, err := changedOne(s.db.ExecContext(ctx, stmt, args...))
 	if err != nil {
 		return false, fmt.Errorf("sqlstore: %s: %w", what, err)
+	}
+	return won, nil
+}
+
+// requeue runs a guarded transition of run id back to queued and, if it
+// won, inserts the run's new job in the same transaction.
+func (s *Store) requeue(ctx context.Context, what, id, stmt string, args ...any) (bool, error) {
+	won := false
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if won, err = changedOne(tx.ExecContext(ctx, stmt, args...)); err != nil || !won {
+			return err
+		}
+		return s.enqueueTx(ctx, tx, id)
+	})
+	if err != nil {
+		return false, fmt.Errorf("sqlstore: %s: %w", what, err)
+	}
+	return won, nil
+}
+
+// changedOne reports whether a statement changed one row.
+func changedOne(res sql.Result, err error) (bool, error) {
+	if err != nil {
+		return false, err
 	}
 	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("sqlstore: %s: %w", what, err)
-	}
-	return n == 1, nil
+	return n == 1, err
 }
 
 // checkLease refuses a claim that no guard could tell apart from "not held"

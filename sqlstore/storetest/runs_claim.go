@@ -111,3 +111,62 @@ func testConcurrentClaimMany(t *testing.T, s agent.Store) {
 		}
 	}
 }
+
+func testClaimID(t *testing.T, s agent.Store) {
+	ctx := t.Context()
+	insert(t, s, newRun("older", t0))
+	insert(t, s, newRun("r1", at(time.Second)))
+	before := time.Now().Add(-time.Second)
+	lease := at(time.Minute)
+	r, err := s.RunClaimID(ctx, "r1", "w1", lease)
+	if err != nil || r == nil {
+		t.Fatalf("RunClaimID(r1) = %v, %v; want the run", r, err)
+	}
+	if r.ID != "r1" || r.Status != agent.StatusRunning || r.LeaseOwner != "w1" || !r.LeaseExpires.Equal(lease) ||
+		r.Attempts != 1 || r.StartedAt.Before(before) {
+		t.Fatalf("claimed run = %+v; want r1 running, held by w1 until %v, 1 attempt, started now", r, lease)
+	}
+	mustBe(t, "RunGet of the claimed run", get(t, s, "r1"), r)
+	if got := get(t, s, "older"); got.Status != agent.StatusQueued {
+		t.Fatalf("the older run is %q after claiming r1 by id; want it still queued", got.Status)
+	}
+	again, err := s.RunClaimID(ctx, "r1", "w2", lease)
+	if again != nil || err != nil {
+		t.Fatalf("second RunClaimID(r1) = %v, %v; want nil, nil (it is running)", again, err)
+	}
+	if _, err := s.RunClaimID(ctx, "r1", "", lease); err == nil {
+		t.Fatal("RunClaimID with an empty owner succeeded; want an error")
+	}
+}
+
+func testClaimIDNotQueued(t *testing.T, s agent.Store) {
+	ctx := t.Context()
+	insertRunning(t, s, "running", "w0", at(time.Minute))
+	insert(t, s, newRun("cancelled", t0))
+	ok, err := s.RunFinish(ctx, "cancelled", "", agent.StatusCancelled, agent.ReasonCancelled, "")
+	mustWin(t, "RunFinish(cancelled)", ok, err)
+	for _, id := range []string{"running", "cancelled", "missing"} {
+		r, err := s.RunClaimID(ctx, id, "w1", at(time.Minute))
+		if r != nil || err != nil {
+			t.Fatalf("RunClaimID(%s) = %v, %v; want nil, nil", id, r, err)
+		}
+	}
+	if got := get(t, s, "running"); got.LeaseOwner != "w0" || got.Attempts != 1 {
+		t.Fatalf("a running run after RunClaimID: owner %q, attempts %d; want w0, 1 (untouched)", got.LeaseOwner, got.Attempts)
+	}
+}
+
+func testConcurrentClaimID(t *testing.T, s agent.Store) {
+	ctx := t.Context()
+	insert(t, s, newRun("r1", t0))
+	winners := race(t, racers, func(i int) (bool, error) {
+		r, err := s.RunClaimID(ctx, "r1", fmt.Sprintf("w%d", i), at(time.Minute))
+		return r != nil, err
+	})
+	if len(winners) != 1 {
+		t.Fatalf("%d concurrent claims of run r1 by id: %v won, want exactly one", racers, winners)
+	}
+	if got := get(t, s, "r1"); got.Attempts != 1 || got.LeaseOwner != fmt.Sprintf("w%d", winners[0]) {
+		t.Fatalf("r1 held by %q after %d attempts; want w%d after 1", got.LeaseOwner, got.Attempts, winners[0])
+	}
+}
