@@ -22,16 +22,18 @@ type testBundle struct {
 	store *countingStore
 	rt    *agent.Runtime
 	tools *toolSet
+	path  string // the SQLite file
 }
 
 func setup(t *testing.T, adjust func(*agent.Config)) *testBundle {
 	t.Helper()
-	st, err := sqlstore.Open(context.Background(), filepath.Join(t.TempDir(), "andon.db"))
+	path := filepath.Join(t.TempDir(), "andon.db")
+	st, err := sqlstore.Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	b := &testBundle{t: t, store: &countingStore{Store: st}, tools: &toolSet{tools: map[string]*testTool{}}}
+	b := &testBundle{t: t, store: &countingStore{Store: st}, tools: &toolSet{tools: map[string]*testTool{}}, path: path}
 	cfg := agent.Config{
 		Store:         b.store,
 		Tools:         b.tools,
