@@ -25,10 +25,6 @@ import (
 // is hashed to keep the channel within PostgreSQL's 63-byte identifiers.
 const cancelChannelSQL = `'andon_run_cancelled_' || md5(current_schema())`
 
-// queuedChannelSQL is the channel, one per schema as well, on which new
-// queued runs are announced, so that idle workers claim them at once.
-const queuedChannelSQL = `'andon_run_queued_' || md5(current_schema())`
-
 // Listener timings. A listener that hears nothing for listenHealthInterval
 // pings its connection, so that a connection that died silently (a machine
 // or a network gone, no RST) is noticed; listenPingTimeout bounds the ping.
@@ -51,31 +47,12 @@ func (s *PGStore) NotifyCancelled(ctx context.Context, runID string) error {
 	return nil
 }
 
-// NotifyQueued tells every process listening on this database and schema
-// with [ListenQueued] that run runID is queued, so that an idle worker
-// claims it at once instead of at its next look. Nothing depends on it:
-// workers look for queued runs on their own every claim interval.
-func (s *PGStore) NotifyQueued(ctx context.Context, runID string) error {
-	if _, err := s.pool.Exec(ctx, `SELECT pg_notify(`+queuedChannelSQL+`, $1)`, runID); err != nil {
-		return fmt.Errorf("sqlstore: announcing queued run %s: %w", runID, err)
-	}
-	return nil
-}
-
-// ListenQueued makes [PGStore.ListenCancelled] also hear the queued runs
-// that [PGStore.NotifyQueued] announces, on the same connection, and call
-// f with each run id.
-func ListenQueued(f func(runID string)) ListenOption {
-	return func(c *listenConfig) { c.onQueued = f }
-}
-
 // ListenOption configures [PGStore.ListenCancelled].
 type ListenOption func(*listenConfig)
 
 type listenConfig struct {
 	logger      *slog.Logger
 	onListening func()
-	onQueued    func(runID string)
 	health      time.Duration // listenHealthInterval; tests shorten it
 }
 
@@ -164,15 +141,6 @@ func (s *PGStore) listenOnce(ctx context.Context, cfg *listenConfig, fn func(str
 	if _, err := conn.Exec(ctx, `LISTEN `+pgx.Identifier{channel}.Sanitize()); err != nil {
 		return time.Time{}, fmt.Errorf("LISTEN: %w", err)
 	}
-	var queued string
-	if cfg.onQueued != nil {
-		if err := conn.QueryRow(ctx, `SELECT `+queuedChannelSQL).Scan(&queued); err != nil {
-			return time.Time{}, fmt.Errorf("naming the channel: %w", err)
-		}
-		if _, err := conn.Exec(ctx, `LISTEN `+pgx.Identifier{queued}.Sanitize()); err != nil {
-			return time.Time{}, fmt.Errorf("LISTEN: %w", err)
-		}
-	}
 	since = time.Now()
 	if cfg.onListening != nil {
 		cfg.onListening()
@@ -186,11 +154,7 @@ func (s *PGStore) listenOnce(ctx context.Context, cfg *listenConfig, fn func(str
 		case ctx.Err() != nil:
 			return since, nil
 		case err == nil:
-			switch {
-			case n == nil:
-			case queued != "" && n.Channel == queued:
-				cfg.onQueued(n.Payload)
-			default:
+			if n != nil {
 				fn(n.Payload)
 			}
 		case idle && !conn.IsClosed():

@@ -242,33 +242,3 @@ func TestPostgresListenCancelledNeedsAFunction(t *testing.T) {
 		t.Error("ListenCancelled(nil) = nil")
 	}
 }
-
-// New queued runs are announced on a channel of their own: a listener with
-// ListenQueued hears them apart from cancels (in order), and one without it
-// hears only the cancels.
-func TestPostgresNotifyQueued(t *testing.T) {
-	t.Parallel()
-	dsn := pgSchema(t)
-	a, b := openPGAt(t, dsn), openPGAt(t, dsn)
-	queued := make(chan string, 10)
-	both := listen(t, b, sqlstore.ListenQueued(func(id string) { queued <- id }))
-	cancelsOnly := listen(t, b)
-	if err := a.NotifyQueued(t.Context(), "run_q1"); err != nil {
-		t.Fatal(err)
-	}
-	notify(t, a, "run_c1")
-	select {
-	case id := <-queued:
-		if id != "run_q1" {
-			t.Errorf("queued: heard %q, want run_q1", id)
-		}
-	case <-time.After(notifyPatience):
-		t.Fatal("the queued run was never heard")
-	}
-	if got := both.next(); got != "run_c1" {
-		t.Errorf("cancels: heard %q, want run_c1 (and not the queued run)", got)
-	}
-	if got := cancelsOnly.next(); got != "run_c1" {
-		t.Errorf("a listener without ListenQueued heard %q, want run_c1", got)
-	}
-}

@@ -68,6 +68,7 @@ type store interface {
 	audit.Store
 	agent.Store
 	SchemaVersion(ctx context.Context) (int, error)
+	Queue(sqlstore.QueueOptions) agent.Queue
 	Close() error
 }
 

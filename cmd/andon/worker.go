@@ -19,13 +19,14 @@ const notifyTimeout = 5 * time.Second
 
 func runWorker(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "worker", "andon worker [flags]",
-		"Execute runs: claim queued runs from the database and run them, as\n"+
-			"andon serve does, without the API. Any number of workers may share one\n"+
-			"database — on PostgreSQL, on any number of machines; runs are started,\n"+
-			"listed and cancelled through an andon serve on the same database.\n"+
-			"On PostgreSQL a cancel made by another process reaches this worker's\n"+
-			"calls in flight at once (LISTEN/NOTIFY); the watcher's poll is the\n"+
-			"backstop. Every process must use the same master key.")
+		"Execute runs: work the queued runs' River jobs on the database and run\n"+
+			"them, as andon serve does, without the API. Any number of workers may\n"+
+			"share one database — on PostgreSQL, on any number of machines; runs are\n"+
+			"started, listed and cancelled through an andon serve on the same\n"+
+			"database. A cancel made by another process reaches this worker's calls\n"+
+			"in flight at once (PostgreSQL LISTEN/NOTIFY, and River cancelling the\n"+
+			"run's job); the watcher's poll is the backstop. Every process must use\n"+
+			"the same master key.")
 	sf := addStoreFlags(fs)
 	configPath := fs.String("config", "andon.yaml", "the MCP servers config `file`")
 	rf := addRuntimeFlags(fs, "execute at most `N` runs at once")
@@ -131,7 +132,6 @@ type runtimeFlags struct {
 	notify  bool
 	lease   time.Duration
 	reap    time.Duration
-	claim   time.Duration
 }
 
 func addRuntimeFlags(fs *flagSet, workersUsage string) *runtimeFlags {
@@ -139,16 +139,18 @@ func addRuntimeFlags(fs *flagSet, workersUsage string) *runtimeFlags {
 	fs.DurationVar(&f.watch, "watch-interval", agent.DefaultWatchInterval, "how often the watcher polls for runs cancelled elsewhere (the backstop)")
 	fs.IntVar(&f.workers, "workers", agent.DefaultMaxConcurrentRuns, workersUsage)
 	fs.DurationVar(&f.lease, "lease", agent.DefaultLeaseDuration, "how long a run's claim holds without renewal (renewed at every step and during long calls); a run whose worker died is taken back once it lapses")
-	fs.DurationVar(&f.claim, "claim-interval", agent.DefaultClaimInterval, "how often an idle worker looks for queued runs (on PostgreSQL it is also woken at once when a run is queued)")
 	fs.DurationVar(&f.reap, "reap-interval", agent.DefaultReapInterval, "how often to look for runs whose worker died (lease lapsed): dead-lettered if found mid non-idempotent write, else requeued")
 	fs.BoolVar(&f.notify, "notify", true, "on PostgreSQL, tell other andon processes of a cancel at once (NOTIFY) and listen for theirs (LISTEN); "+
 		"false leaves cancels made elsewhere to the watcher's poll")
 	return f
 }
 
-// config is the runtime's configuration from the flags.
+// config is the runtime's configuration from the flags. Runs are River
+// jobs (sqlstore.QueueOptions); River may take a job's worker for dead only
+// well after the longest run could have ended, since the run's lease is
+// what notices a dead worker first.
 func (rf *runtimeFlags) config(st *stores, tools agent.Tools, models *models, logger *slog.Logger) agent.Config {
-	return agent.Config{
+	cfg := agent.Config{
 		Store:             st.store,
 		Tools:             tools,
 		NewModel:          models.newModel,
@@ -156,21 +158,26 @@ func (rf *runtimeFlags) config(st *stores, tools agent.Tools, models *models, lo
 		MaxConcurrentRuns: rf.workers,
 		LeaseDuration:     rf.lease,
 		ReapInterval:      rf.reap,
-		ClaimInterval:     rf.claim,
 		// A process that executes nothing hands approved runs to the workers.
 		ResumeElsewhere: rf.workers == 0,
 		OnCancel:        st.announceCancel(rf, logger),
-		OnQueued:        st.announceQueued(rf, logger),
 		Logger:          logger,
 	}
+	if rf.workers > 0 {
+		cfg.Queue = st.store.Queue(sqlstore.QueueOptions{
+			RescueAfter: agent.DefaultMaxRunTime + 2*rf.lease,
+			Logger:      logger,
+		})
+	}
+	return cfg
 }
 
 // cancelBus is what a store offers when it can carry a cancel to other
 // processes at once: PostgreSQL's LISTEN/NOTIFY. A SQLite store has none;
-// there, other processes learn of a cancel from their watcher's poll.
+// there, the worker holding a cancelled run hears of it from River (the
+// run's job is cancelled with it), and the watcher's poll is the backstop.
 type cancelBus interface {
 	NotifyCancelled(ctx context.Context, runID string) error
-	NotifyQueued(ctx context.Context, runID string) error
 	ListenCancelled(ctx context.Context, fn func(runID string), opts ...sqlstore.ListenOption) error
 }
 
@@ -200,25 +207,7 @@ func (s *stores) announceCancel(rf *runtimeFlags, logger *slog.Logger) func(runI
 	}
 }
 
-// announceQueued returns the runtime's OnQueued hook: it tells the other
-// processes of every run this one queues, so that an idle worker claims it
-// at once. Nil without a bus; a failed announcement is logged, and the
-// workers' next look finds the run anyway.
-func (s *stores) announceQueued(rf *runtimeFlags, logger *slog.Logger) func(runID string) {
-	b, ok := s.bus(rf)
-	if !ok {
-		return nil
-	}
-	return func(runID string) {
-		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
-		defer cancel()
-		if err := b.NotifyQueued(ctx, runID); err != nil {
-			logger.Warn("andon: telling other processes of a queued run failed; their next look finds it", "run", runID, "error", err)
-		}
-	}
-}
-
-// execute runs rt until ctx ends: its workers, watcher and reaper — or, with
+// execute runs rt until ctx ends: its River workers, watcher and reaper — or, with
 // --workers 0, only its watcher — and, when the store has a bus, a listener
 // that hands every cancel announced by any process to rt's watcher. It
 // returns once all of them have stopped.
@@ -231,7 +220,6 @@ func (s *stores) execute(ctx context.Context, rt *agent.Runtime, rf *runtimeFlag
 		wg.Go(func() {
 			_ = b.ListenCancelled(ctx, rt.Watcher().Cancelled,
 				sqlstore.ListenLogger(logger),
-				sqlstore.ListenQueued(func(string) { rt.Wake() }),
 				sqlstore.ListenOnListening(func() {
 					logger.Info("andon: listening for cancels from other processes (PostgreSQL LISTEN)")
 				}))

@@ -33,23 +33,38 @@ import (
 // B's stdio → the server's handler. Then it waits (untimed) for the run to
 // record its cancelled step.
 //
-// notify: as deployed, A announces the cancel (NOTIFY) and B listens.
-// poll: both run with --notify=false, so B learns of it from its watcher's
-// backstop poll, every 1 s (the default). It reports p50, p99 and max in
-// ms, and returned-p50-ms, the median time until A answered the cancel.
-// Run it with at least 50 cancels:
+// postgres/notify: as deployed on PostgreSQL, A announces the cancel
+// (NOTIFY) and B listens; River cancels the run's job too, and B's poll is
+// an hour away, so whichever notification lands first stops the call.
+// postgres/river: both run with --notify=false, so only River's job cancel
+// (its own NOTIFY) carries it. sqlite/river: one SQLite file, River's job
+// cancel through riversqlite's notification table, which every River
+// client polls every 50 ms. It reports p50, p99 and max in ms, and
+// returned-p50-ms, the median time until A answered the cancel. Run it
+// with at least 50 cancels:
 //
 //	go test -run '^$' -bench CancelAcrossProcesses -benchtime 100x ./cmd/andon/
 func BenchmarkCancelAcrossProcesses(b *testing.B) {
-	for _, mode := range []string{"notify", "poll"} {
-		b.Run(mode, func(b *testing.B) { benchCancelAcross(b, mode == "notify") })
+	for _, mode := range []struct {
+		name     string
+		postgres bool
+		notify   bool
+	}{
+		{"postgres/notify", true, true},
+		{"postgres/river", true, false},
+		{"sqlite/river", false, false},
+	} {
+		b.Run(mode.name, func(b *testing.B) { benchCancelAcross(b, mode.postgres, mode.notify) })
 	}
 }
 
-func benchCancelAcross(b *testing.B, notify bool) {
+func benchCancelAcross(b *testing.B, postgres, notify bool) {
 	ctx := context.Background()
 	dir := b.TempDir()
-	db, _ := testPostgres(b)
+	db := filepath.Join(dir, "andon.db")
+	if postgres {
+		db, _ = testPostgres(b)
+	}
 	rec := filepath.Join(dir, "records.jsonl")
 	if err := os.WriteFile(rec, nil, 0o600); err != nil {
 		b.Fatal(err)
@@ -68,9 +83,9 @@ func benchCancelAcross(b *testing.B, notify bool) {
 	if !notify {
 		flags = append(flags, "--notify=false")
 	}
-	worker := startAndon(b, dir, env, append([]string{"worker"}, flags...)...)
+	worker := startAndon(b, dir, env, append([]string{"worker", "--watch-interval", "1h"}, flags...)...)
 	worker.waitOutput("its banner", contains("andon: worker executing"))
-	if notify {
+	if postgres && notify {
 		worker.waitOutput("that it listens", contains("listening for cancels from other processes"))
 	}
 	serve, addr := startServeAPI(b, dir, env, append(flags, "--workers", "0")...)
@@ -94,10 +109,9 @@ func benchCancelAcross(b *testing.B, notify bool) {
 			return r.Kind == mcptest.ToolStarted && r.Tool == "slow" && !seen[r.ID]
 		})
 		seen[started.ID] = true
-		// Cancel at a random moment of B's poll cycle: otherwise every
-		// iteration, started by the previous one's poll, would cancel at the
-		// same phase of it, and the poll-only figures would be one number.
-		time.Sleep(rand.N(agent.DefaultWatchInterval))
+		// Cancel at a random moment: otherwise every iteration would
+		// cancel at the same phase of River's polls.
+		time.Sleep(rand.N(100 * time.Millisecond))
 
 		t0 := time.Now()
 		if _, err := client.CancelRun(ctx, run.ID); err != nil {

@@ -35,10 +35,12 @@ func TestWorkerUsage(t *testing.T) {
 // cancellation crosses to B and onto the MCP wire; the run ends cancelled
 // with its write fence stamped.
 //
-// On PostgreSQL with NOTIFY, B's backstop poll is set to an hour, so only
-// the notification can have carried the cancel in time (the lease renewal,
-// which would also stop the call, comes after 20 s, later than patience).
-// The poll-only cases turn NOTIFY off and keep the default 1 s poll.
+// B's backstop poll is set to an hour, so only a notification can have
+// carried the cancel in time (the lease renewal, which would also stop the
+// call, comes after 20 s, later than patience): andon's NOTIFY or River
+// cancelling the run's job on PostgreSQL; River alone with NOTIFY turned
+// off, and on SQLite (riversqlite's notification table). The runs reach
+// B as River jobs.
 func TestCancelAcrossProcesses(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -47,11 +49,9 @@ func TestCancelAcrossProcesses(t *testing.T) {
 		flags    []string // for both processes
 		bFlags   []string // for B
 	}{
-		// B looks for queued runs only when woken: the run started through
-		// A reaches it by NOTIFY, as its cancel does.
-		{name: "postgres/notify", postgres: true, bFlags: []string{"--watch-interval", "1h", "--claim-interval", "1h"}},
-		{name: "postgres/poll", postgres: true, flags: []string{"--notify=false"}},
-		{name: "sqlite/poll"},
+		{name: "postgres/notify", postgres: true, bFlags: []string{"--watch-interval", "1h"}},
+		{name: "postgres/river", postgres: true, flags: []string{"--notify=false"}, bFlags: []string{"--watch-interval", "1h"}},
+		{name: "sqlite/river", bFlags: []string{"--watch-interval", "1h"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
