@@ -111,7 +111,7 @@ type settings struct {
 // keeps the settings last read, with a warning; with none read yet, it is
 // an error: without them, nobody knows which tools an operator disabled.
 func (s *settings) fresh(ctx context.Context) error {
-	if s.store == nil {
+	if s == nil || s.store == nil {
 		return nil
 	}
 	s.mu.Lock()
@@ -146,6 +146,9 @@ func (s *settings) fresh(ctx context.Context) error {
 
 // get returns the setting of a tool, if an operator made one.
 func (s *settings) get(server, tool string) (ToolSetting, bool) {
+	if s == nil {
+		return ToolSetting{}, false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, ok := s.byTool[toolKey{server, tool}]

@@ -202,4 +202,3 @@ func testToolSettingConcurrent(t *testing.T, s catalogue.SettingsStore) {
 		}
 	}
 }
-
