@@ -125,6 +125,9 @@ func (s *settings) fresh(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
+		if s.loaded && ctx.Err() != nil {
+			return nil // the caller gave up: nothing went wrong with the store
+		}
 		if s.loaded {
 			s.logger.Warn("catalogue: re-reading the operators' tool settings failed; applying the ones read last", "error", err)
 			return nil
