@@ -47,6 +47,9 @@ type Config struct {
 	Store agent.Store
 	// Audit, if set, lists the audit rows of a run.
 	Audit AuditLister
+	// Catalogue, if set, serves the servers and tools routes: see
+	// [Catalogue].
+	Catalogue Catalogue
 	// Actor is who every request acts as. Zero means {ID: "local", Admin: true}.
 	Actor agent.Actor
 	// Logger receives request failures. Nil means discard.
@@ -82,6 +85,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	mux.HandleFunc("POST /v1/runs/{id}/cancel", s.cancelRun)
 	mux.HandleFunc("POST /v1/runs/{id}/approve", s.decide(true))
 	mux.HandleFunc("POST /v1/runs/{id}/deny", s.decide(false))
+	s.toolRoutes(mux)
 	mux.HandleFunc("GET /v1/health", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

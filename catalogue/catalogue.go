@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/mcp"
@@ -43,6 +44,18 @@ type Options struct {
 	// model; longer text is cut, with a note saying so. Zero means
 	// DefaultMaxResultBytes.
 	MaxResultBytes int
+
+	// Settings holds the operators' tool settings (enabled, effect,
+	// approval), which win over andon.yaml and over annotations. Every
+	// process on one database applies them: see SettingsMaxAge. Nil means
+	// there are none, and [Catalogue.SetTool] fails.
+	Settings SettingsStore
+	// SettingsMaxAge bounds how old the settings that List and Lookup
+	// apply may be: they are read again when older, so a change made by
+	// another process applies within about this long. Zero means
+	// DefaultSettingsMaxAge; negative means read them on every List and
+	// Lookup.
+	SettingsMaxAge time.Duration
 }
 
 // Catalogue is the set of tools imported from the enabled MCP servers of a
@@ -52,7 +65,10 @@ type Options struct {
 // needed. The first [Catalogue.List] or [Catalogue.Tool] imports every
 // server's tools (tools/list, following pagination) and keeps them; a server
 // that fails to import fails the listing, naming it, and is tried again on
-// the next one.
+// the next one. [Catalogue.Import] lists a server's tools again.
+//
+// Operators' settings ([Options].Settings) apply to every List and Lookup:
+// see the package documentation.
 //
 // A call made when the server's connection is known to be gone (the server
 // exited, the session expired) reconnects first, under the call's own
@@ -61,10 +77,11 @@ type Options struct {
 // never retried — it may have happened — and fails; the next call
 // reconnects.
 type Catalogue struct {
-	opts    Options
-	logger  *slog.Logger
-	servers []*server // the enabled ones, in configuration order
-	closed  atomic.Bool
+	opts     Options
+	logger   *slog.Logger
+	servers  []*server // every configured server, in configuration order
+	settings *settings
+	closed   atomic.Bool
 
 	// bg counts the closing of clients that were replaced; once Close has
 	// begun waiting for them (bgDone), replaced clients are closed in
@@ -74,7 +91,7 @@ type Catalogue struct {
 	bgDone bool
 
 	mu     sync.Mutex
-	list   []agent.Tool     // every tool, once every server has imported
+	list   []*Tool          // every tool, once every enabled server has imported
 	byName map[string]*Tool // by local name, likewise
 }
 
@@ -104,10 +121,11 @@ func New(cfg *Config, opts *Options) (*Catalogue, error) {
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
+	if c.opts.SettingsMaxAge == 0 {
+		c.opts.SettingsMaxAge = DefaultSettingsMaxAge
+	}
+	c.settings = &settings{store: c.opts.Settings, maxAge: c.opts.SettingsMaxAge, logger: c.logger}
 	for _, s := range cfg.Servers {
-		if !s.IsEnabled() {
-			continue
-		}
 		c.servers = append(c.servers, &server{
 			cat:    c,
 			cfg:    cloneServer(s),
@@ -118,15 +136,23 @@ func New(cfg *Config, opts *Options) (*Catalogue, error) {
 	return c, nil
 }
 
-// List returns every tool of every enabled server, in configuration order
-// and, within a server, in the server's order. The first call imports them.
+// List returns every tool of every enabled server that an operator has
+// not disabled, in configuration order and, within a server, in the
+// server's order. The first call imports them.
 func (c *Catalogue) List(ctx context.Context) ([]agent.Tool, error) {
 	if err := c.load(ctx); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return slices.Clone(c.list), nil
+	list := c.list
+	c.mu.Unlock()
+	out := make([]agent.Tool, 0, len(list))
+	for _, t := range list {
+		if v := c.snapshot(t); v.enabled {
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }
 
 // Tool returns the tool offered as name, or nil if there is none.
@@ -138,17 +164,29 @@ func (c *Catalogue) Tool(ctx context.Context, name string) (agent.Tool, error) {
 	return t, nil
 }
 
-// Lookup is [Catalogue.Tool] with the concrete type.
+// Lookup is [Catalogue.Tool] with the concrete type. It finds a tool an
+// operator has disabled too: its Call fails, saying so, and sends nothing.
 func (c *Catalogue) Lookup(ctx context.Context, name string) (*Tool, error) {
 	if err := c.load(ctx); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.byName[name], nil
+	t := c.byName[name]
+	c.mu.Unlock()
+	if t == nil {
+		return nil, nil
+	}
+	return c.snapshot(t), nil
 }
 
-// load imports every server's tools, once, and indexes them by local name.
+// snapshot returns t with the operator's setting applied, as last read.
+func (c *Catalogue) snapshot(t *Tool) *Tool {
+	st, ok := c.settings.get(t.srv.cfg.Name, t.remote.Name)
+	return t.with(st, ok)
+}
+
+// load imports every enabled server's tools, once, and indexes them by
+// local name; then brings the operators' settings up to date.
 func (c *Catalogue) load(ctx context.Context) error {
 	if c.closed.Load() {
 		return ErrClosed
@@ -156,26 +194,44 @@ func (c *Catalogue) load(ctx context.Context) error {
 	c.mu.Lock()
 	done := c.byName != nil
 	c.mu.Unlock()
-	if done {
-		return nil
+	if !done {
+		// Import the servers side by side: each under its own lock, each
+		// honouring ctx.
+		errs := make([]error, len(c.servers))
+		var wg sync.WaitGroup
+		for i, s := range c.servers {
+			if s.cfg.IsEnabled() {
+				wg.Go(func() { errs[i] = s.load(ctx) })
+			}
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+		c.mu.Lock()
+		err := c.indexLocked()
+		c.mu.Unlock()
+		if err != nil {
+			return err
+		}
 	}
+	return c.settings.fresh(ctx)
+}
 
-	// Import the servers side by side: each under its own lock, each
-	// honouring ctx.
-	errs := make([]error, len(c.servers))
-	var wg sync.WaitGroup
-	for i, s := range c.servers {
-		wg.Go(func() { errs[i] = s.load(ctx) })
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-
+// indexLocked indexes the imported tools by local name, with c.mu held. The
+// index is kept only once every enabled server has imported. Two tools with
+// one local name are an error, naming both in configuration order.
+func (c *Catalogue) indexLocked() error {
 	byName := map[string]*Tool{}
-	var list []agent.Tool
+	var list []*Tool
+	complete := true
 	for _, s := range c.servers {
-		for _, t := range s.imported() {
+		if !s.cfg.IsEnabled() {
+			continue
+		}
+		tools := s.imported()
+		complete = complete && tools != nil
+		for _, t := range tools {
 			if other, ok := byName[t.name]; ok {
 				return &nameCollisionError{local: t.name,
 					a: remoteRef{other.srv.cfg.Name, other.remote.Name},
@@ -185,9 +241,7 @@ func (c *Catalogue) load(ctx context.Context) error {
 			list = append(list, t)
 		}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.byName == nil {
+	if complete {
 		c.byName, c.list = byName, list
 	}
 	return nil

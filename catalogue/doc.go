@@ -31,8 +31,10 @@
 // the runtime fences it and whether a run interrupted during it may be
 // retried:
 //
-//   - The operator's classification in [Server].Effects, by the tool's name
-//     on the server, always wins.
+//   - An operator's setting made while andon runs ([Catalogue.SetTool],
+//     kept in a [SettingsStore]) wins over everything.
+//   - Then the operator's classification in [Server].Effects, by the
+//     tool's name on the server.
 //   - Otherwise a tool is a non-idempotent write: the safest reading of a
 //     tool nobody has classified.
 //   - Only when the operator has not classified a tool, and the server is
@@ -46,5 +48,23 @@
 // # Approval
 //
 // Calls of a server's tools need an operator's approval unless the server
-// says requires_approval: false.
+// says requires_approval: false, or an operator's setting of the tool says
+// otherwise.
+//
+// # Operators' settings
+//
+// An operator may, per tool (its server and its name there), disable it,
+// set its effect or say whether its calls need approval
+// ([Catalogue.SetTool]); and import a server's tools again
+// ([Catalogue.Import]). Settings live in [Options].Settings, a store
+// shared by every andon process on the database, and win over andon.yaml
+// and annotations. A disabled tool is not listed for the model, and a call
+// to it fails, saying so, without reaching the server.
+//
+// Each process re-reads the settings when a List or Lookup finds them
+// older than [Options].SettingsMaxAge (a second by default), so a change
+// made by another process applies within that bound, without a restart;
+// the process that makes a change applies it at once. A [Tool] handed out
+// is a snapshot: a call under way keeps the effect and approval it started
+// with, and the next lookup sees the change.
 package catalogue

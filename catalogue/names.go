@@ -63,3 +63,6 @@ type nameCollisionError struct {
 func (e *nameCollisionError) Error() string {
 	return fmt.Sprintf("catalogue: %s and %s would both be offered as %q; disable one of the servers (enabled: false)", e.a, e.b, e.local)
 }
+
+// Is makes a collision match [ErrNameCollision].
+func (e *nameCollisionError) Is(target error) bool { return target == ErrNameCollision }

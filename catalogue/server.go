@@ -12,8 +12,8 @@ import (
 	"github.com/andonhq/andon/mcp"
 )
 
-// server is one enabled server: its long-lived client and its imported
-// tools.
+// server is one configured server: its long-lived client and its imported
+// tools. A server disabled in the configuration never connects.
 type server struct {
 	cat    *Catalogue
 	cfg    Server
@@ -24,9 +24,10 @@ type server struct {
 	// give up when its own context ends.
 	sem chan struct{}
 
-	mu    sync.Mutex
-	conn  *conn   // nil until connected, and after the connection is dropped
-	tools []*Tool // nil until imported
+	mu      sync.Mutex
+	conn    *conn   // nil until connected, and after the connection is dropped
+	tools   []*Tool // nil until imported
+	lastErr error   // of the last import, nil if it succeeded
 }
 
 // conn is one connection to the server.
@@ -150,25 +151,70 @@ func (s *server) load(ctx context.Context) error {
 		return nil
 	}
 	if err := s.acquire(ctx); err != nil {
-		return fmt.Errorf("catalogue: server %q: importing tools: %w", s.cfg.Name, err)
+		return s.importError(err)
 	}
 	defer s.release()
 	if s.imported() != nil {
 		return nil
 	}
-	remote, err := s.listTools(ctx)
+	tools, err := s.fetch(ctx)
 	if err != nil {
-		return fmt.Errorf("catalogue: server %q: importing tools: %w", s.cfg.Name, err)
-	}
-	tools, err := s.makeTools(remote)
-	if err != nil {
+		s.setErr(err)
 		return err
 	}
 	s.mu.Lock()
-	s.tools = tools
+	s.tools, s.lastErr = tools, nil
 	s.mu.Unlock()
 	s.logger.Info("catalogue: imported tools", "count", len(tools))
 	return nil
+}
+
+// reimport lists the server's tools again, imported or not, and replaces
+// them — unless one of them would share its local name with another
+// server's tool. On failure, the tools imported before stay offered.
+func (s *server) reimport(ctx context.Context) error {
+	if err := s.acquire(ctx); err != nil {
+		return s.importError(err)
+	}
+	defer s.release()
+	tools, err := s.fetch(ctx)
+	if err == nil {
+		err = s.cat.commit(s, tools)
+	}
+	s.setErr(err)
+	if err != nil {
+		return err
+	}
+	s.logger.Info("catalogue: imported tools again", "count", len(tools))
+	return nil
+}
+
+// fetch runs tools/list and makes the catalogue's tools of the answer, with
+// s.sem held.
+func (s *server) fetch(ctx context.Context) ([]*Tool, error) {
+	remote, err := s.listTools(ctx)
+	if err != nil {
+		return nil, s.importError(err)
+	}
+	return s.makeTools(remote)
+}
+
+func (s *server) importError(err error) error {
+	return &ImportError{Server: s.cfg.Name, Err: err, secrets: serverSecrets(&s.cfg)}
+}
+
+func (s *server) setErr(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastErr = err
+}
+
+// state returns the server's imported tools and the error of its last
+// import.
+func (s *server) state() ([]*Tool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tools, s.lastErr
 }
 
 // listTools runs tools/list (with s.sem held). Listing changes nothing, so

@@ -15,24 +15,38 @@ import (
 
 // Tool is a tool of an MCP server, offered to models under its local name.
 // It implements [agent.Tool].
+//
+// A Tool from [Catalogue.List] or [Catalogue.Lookup] is a snapshot: it
+// carries the operators' settings as they were when it was looked up, so a
+// call already under way keeps the effect and approval it started with,
+// and the next lookup sees a change.
 type Tool struct {
 	srv    *server
 	name   string // local
 	remote mcp.Tool
-	effect agent.Effect
 	spec   agent.ToolSpec
+
+	// cfgEffect and cfgSource are the effect andon.yaml and the server
+	// decide (EffectOf), before any operator setting.
+	cfgEffect agent.Effect
+	cfgSource EffectSource
+
+	// The snapshot: the operator's setting applied. Zero in the imported
+	// tools themselves, which are never handed out.
+	enabled  bool
+	effect   agent.Effect
+	source   EffectSource
+	approval bool
+	setting  *ToolSetting // the operator's, if any
 }
 
 var _ agent.Tool = (*Tool)(nil)
 
 func newTool(s *server, name string, rt mcp.Tool) *Tool {
 	effect, source := EffectOf(&s.cfg, rt)
-	if source == "operator" && effect == agent.EffectReadOnly && rt.Annotations != nil {
-		a := rt.Annotations
-		if a.ReadOnlyHint != nil && !*a.ReadOnlyHint || a.DestructiveHint != nil && *a.DestructiveHint {
-			s.logger.Warn("catalogue: the operator classifies a tool as read_only, but the server says it writes; keeping the operator's classification",
-				"tool", rt.Name)
-		}
+	if source == "operator" && effect == agent.EffectReadOnly && annotatedWrite(rt) {
+		s.logger.Warn("catalogue: the operator classifies a tool as read_only, but the server says it writes; keeping the operator's classification",
+			"tool", rt.Name)
 	}
 	desc := rt.Description
 	if desc == "" {
@@ -45,23 +59,71 @@ func newTool(s *server, name string, rt mcp.Tool) *Tool {
 	if len(schema) == 0 || string(schema) == "null" {
 		schema = json.RawMessage(`{"type":"object"}`)
 	}
-	return &Tool{
-		srv:    s,
-		name:   name,
-		remote: rt,
-		effect: effect,
-		spec:   agent.ToolSpec{Name: name, Description: desc, InputSchema: schema},
+	src := SourceDefault
+	switch source {
+	case "operator":
+		src = SourceConfig // andon.yaml's effects: the operator's file
+	case "annotations":
+		src = SourceAnnotation
 	}
+	return &Tool{
+		srv:       s,
+		name:      name,
+		remote:    rt,
+		cfgEffect: effect,
+		cfgSource: src,
+		spec:      agent.ToolSpec{Name: name, Description: desc, InputSchema: schema},
+	}
+}
+
+// annotatedWrite reports whether the server's annotations say the tool
+// changes the world.
+func annotatedWrite(rt mcp.Tool) bool {
+	a := rt.Annotations
+	return a != nil && (a.ReadOnlyHint != nil && !*a.ReadOnlyHint || a.DestructiveHint != nil && *a.DestructiveHint)
+}
+
+// with returns a snapshot of t with the operator's setting st (if ok)
+// applied over andon.yaml's.
+func (t *Tool) with(st ToolSetting, ok bool) *Tool {
+	v := *t
+	v.enabled, v.effect, v.source, v.approval = true, t.cfgEffect, t.cfgSource, t.srv.cfg.ApprovalRequired()
+	if !ok {
+		return &v
+	}
+	if st.Enabled != nil {
+		v.enabled = *st.Enabled
+	}
+	if st.Effect != "" {
+		v.effect, v.source = st.Effect, SourceOperator
+	}
+	if st.RequiresApproval != nil {
+		v.approval = *st.RequiresApproval
+	}
+	v.setting = &st
+	return &v
 }
 
 // Spec describes the tool to the model, under its local name.
 func (t *Tool) Spec() agent.ToolSpec { return t.spec }
 
-// Effect is the tool's effect: see [EffectOf].
-func (t *Tool) Effect() agent.Effect { return t.effect }
+// Effect is the tool's effect: an operator's setting, else [EffectOf]. A
+// disabled tool's is read_only: its Call sends nothing.
+func (t *Tool) Effect() agent.Effect {
+	if !t.enabled {
+		return agent.EffectReadOnly
+	}
+	return t.effect
+}
 
-// RequiresApproval is the server's [Server.ApprovalRequired].
-func (t *Tool) RequiresApproval() bool { return t.srv.cfg.ApprovalRequired() }
+// RequiresApproval is an operator's setting, else the server's
+// [Server.ApprovalRequired]. A disabled tool needs no approval: its Call
+// sends nothing.
+func (t *Tool) RequiresApproval() bool { return t.enabled && t.approval }
+
+// Enabled reports whether the tool is offered: false once an operator has
+// disabled it.
+func (t *Tool) Enabled() bool { return t.enabled }
 
 // Server returns the name of the tool's server.
 func (t *Tool) Server() string { return t.srv.cfg.Name }
@@ -81,6 +143,8 @@ func (t *Tool) Remote() mcp.Tool { return t.remote }
 //     with [agent.OutcomeFailed] that says the call timed out.
 //   - args are not a JSON object: [agent.OutcomeError], saying so, and
 //     nothing is sent.
+//   - An operator has disabled the tool: [agent.OutcomeFailed], saying so,
+//     and nothing is sent.
 //   - Anything else (the server is unreachable, refuses the request, or
 //     breaks the protocol; the connection failed during the call): an
 //     error. A call whose connection failed after it may have been sent is
@@ -88,6 +152,10 @@ func (t *Tool) Remote() mcp.Tool { return t.remote }
 //
 // Text longer than [Options].MaxResultBytes is cut, with a note.
 func (t *Tool) Call(ctx context.Context, args json.RawMessage) (*agent.ToolResult, error) {
+	if !t.enabled {
+		return &agent.ToolResult{Outcome: agent.OutcomeFailed,
+			Text: fmt.Sprintf("Tool %q of server %q is disabled by an operator; it was not called.", t.remote.Name, t.srv.cfg.Name)}, nil
+	}
 	var a any
 	if len(args) > 0 && string(args) != "null" {
 		if !json.Valid(args) || firstNonSpace(args) != '{' {

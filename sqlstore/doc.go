@@ -2,6 +2,7 @@
 // audit.Store over one database file, using modernc.org/sqlite (pure Go, no
 // cgo).
 // It also implements [agent.Store]: runs, their guarded transitions and steps.
+// And catalogue.SettingsStore: operators' settings of imported tools.
 // [OpenPostgres] opens the same store on PostgreSQL ([PGStore], pgx/v5, migrations/postgres/*.sql).
 //
 // [Open] creates the file if needed, turns on WAL mode and a busy timeout,

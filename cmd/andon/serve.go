@@ -70,7 +70,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	}
 	defer a.close()
 	st, auditLog, rt := a.st, a.auditLog, a.rt
-	handler, err := api.NewHandler(api.Config{Runtime: rt, Store: st.store, Audit: auditLog, Logger: logger})
+	handler, err := api.NewHandler(api.Config{Runtime: rt, Store: st.store, Audit: auditLog, Catalogue: a.cat, Logger: logger})
 	if err != nil {
 		e.errorf("%v", err)
 		return exitFailure

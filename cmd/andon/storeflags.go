@@ -11,6 +11,7 @@ import (
 
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/audit"
+	"github.com/andonhq/andon/catalogue"
 	"github.com/andonhq/andon/sqlstore"
 	"github.com/andonhq/andon/vault"
 )
@@ -67,6 +68,7 @@ type store interface {
 	vault.Backend
 	audit.Store
 	agent.Store
+	catalogue.SettingsStore
 	SchemaVersion(ctx context.Context) (int, error)
 	Queue(sqlstore.QueueOptions) agent.Queue
 	Close() error

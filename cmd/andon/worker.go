@@ -91,8 +91,9 @@ func assemble(ctx context.Context, e *env, sf *storeFlags, cfg *catalogue.Config
 		return nil, errors.New(sf.explain(err))
 	}
 	if a.cat, err = catalogue.New(cfg, &catalogue.Options{
-		Dial:   egressDial(st.vault, a.auditLog, logger),
-		Logger: logger,
+		Dial:     egressDial(st.vault, a.auditLog, logger),
+		Logger:   logger,
+		Settings: st.store, // operators' tool settings, applied by every process
 	}); err != nil {
 		return nil, err
 	}

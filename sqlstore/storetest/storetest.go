@@ -1,6 +1,8 @@
 // Package storetest is the conformance suite that every implementation of
 // andon's store interfaces (vault.Backend, audit.Store) must pass. Each
-// store's tests call [Exercise] with a constructor of fresh, empty stores.
+// store's tests call [Exercise] with a constructor of fresh, empty stores;
+// [ExerciseRuns] (agent.Store) and [ExerciseToolSettings]
+// (catalogue.SettingsStore) are the suites of the other interfaces.
 package storetest
 
 import (
