@@ -136,7 +136,7 @@ func TestMigrate(t *testing.T) {
 			for range 2 {
 				r := runAndonIn(t, dir, "migrate", "--db", db)
 				r.check(t, exitOK)
-				if !strings.Contains(r.stdout, "is at schema version 2") {
+				if !strings.Contains(r.stdout, "is at schema version 3") {
 					t.Errorf("stdout %q", r.stdout)
 				}
 			}

@@ -245,6 +245,10 @@ func testAuditAppendAndQuery(t *testing.T, s Store) {
 		{audit.Query{RunID: "r1", Action: audit.ActionHTTPCall, AfterSeq: 1}, []int64{3}},
 		{audit.Query{Limit: 2}, []int64{1, 2}},
 		{audit.Query{AfterSeq: 3}, nil},
+		{audit.Query{Newest: true}, []int64{3, 2, 1}},
+		{audit.Query{Newest: true, Limit: 2}, []int64{3, 2}},
+		{audit.Query{Newest: true, Limit: 2, BeforeSeq: 2}, []int64{1}},
+		{audit.Query{RunID: "r1", BeforeSeq: 3}, []int64{1}},
 	} {
 		rows, err := s.AuditRows(ctx, c.q)
 		if err != nil {
