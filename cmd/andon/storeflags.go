@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/api"
 	"github.com/andonhq/andon/audit"
 	"github.com/andonhq/andon/sqlstore"
 	"github.com/andonhq/andon/vault"
@@ -67,6 +68,7 @@ type store interface {
 	vault.Backend
 	audit.Store
 	agent.Store
+	api.TokenStore
 	SchemaVersion(ctx context.Context) (int, error)
 	Close() error
 }
