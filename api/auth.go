@@ -75,11 +75,12 @@ func (s *server) route(mux *http.ServeMux, pattern string, min Role, h http.Hand
 			return
 		}
 		if reason != "" {
-			s.deny(w, r, http.StatusUnauthorized, p, reason)
+			s.deny(w, r, http.StatusUnauthorized, p, reason, "")
 			return
 		}
 		if p.role.rank() < min.rank() {
-			s.deny(w, r, http.StatusForbidden, p, "role "+string(p.role)+" below "+string(min))
+			s.deny(w, r, http.StatusForbidden, p, "role "+string(p.role)+" below "+string(min),
+				"this needs the role "+string(min)+" or above; your token's is "+string(p.role))
 			return
 		}
 		h(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
@@ -127,7 +128,7 @@ func (s *server) authenticate(r *http.Request) (p *principal, reason string, err
 	return p, "", nil
 }
 
-// denials are the messages a client gets for each reason.
+// denials are the messages a client gets for each fixed reason.
 var denials = map[string]string{
 	"no token":           "this needs an API token: send Authorization: Bearer TOKEN",
 	"not a bearer token": "the Authorization header must be: Bearer TOKEN",
@@ -140,8 +141,9 @@ var denials = map[string]string{
 // deny answers a refused request with 401 (unauthenticated) or 403
 // (forbidden) and records it in the audit log: who (the token's id, name and
 // role, never its secret), what (method and path, without the query), and
-// why (reason, a fixed literal).
-func (s *server) deny(w http.ResponseWriter, r *http.Request, status int, p *principal, reason string) {
+// why (reason, a fixed literal). msg, if not empty, is what the client is
+// told; otherwise the message of the reason.
+func (s *server) deny(w http.ResponseWriter, r *http.Request, status int, p *principal, reason, msg string) {
 	entry := audit.Entry{Action: audit.ActionAPIDenied, Purpose: p.describe(), RunID: r.PathValue("id"),
 		Method: r.Method, Path: r.URL.Path, Status: status, Reason: reason}
 	if !strings.HasPrefix(r.URL.Path, "/v1/runs/") {
@@ -152,9 +154,8 @@ func (s *server) deny(w http.ResponseWriter, r *http.Request, status int, p *pri
 	} else if _, err := s.cfg.Audit.Record(context.WithoutCancel(r.Context()), entry); err != nil {
 		s.cfg.Logger.Warn("api: recording a denied request failed", "error", err)
 	}
-	msg, ok := denials[reason]
-	if !ok {
-		msg = "your token's role (" + string(p.role) + ") may not do this"
+	if msg == "" {
+		msg = denials[reason]
 	}
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="andon"`)
@@ -169,7 +170,7 @@ func (s *server) deny(w http.ResponseWriter, r *http.Request, status int, p *pri
 func (s *server) failRun(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, agent.ErrForbidden) {
 		p, _ := r.Context().Value(principalKey{}).(*principal)
-		s.deny(w, r, http.StatusForbidden, p, "not the run's owner")
+		s.deny(w, r, http.StatusForbidden, p, "not the run's owner", "")
 		return
 	}
 	s.fail(w, err)

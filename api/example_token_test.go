@@ -45,6 +45,6 @@ func ExampleCreateToken() {
 	fmt.Println(err)
 	// Output:
 	// 0 <nil> viewer
-	// api: your token's role (viewer) may not do this (forbidden)
+	// api: this needs the role operator or above; your token's is viewer (forbidden)
 	// api: this needs an API token: send Authorization: Bearer TOKEN (unauthenticated)
 }

@@ -150,7 +150,7 @@ func TestServeBootstrapToken(t *testing.T) {
 	runAndonIn(t, other, "show", id, "--api", p.addr, "--token", viewer).check(t, exitOK)
 	r = runAndonIn(t, other, "cancel", id, "--api", p.addr, "--token", viewer)
 	r.check(t, exitFailure)
-	if !strings.Contains(r.stderr, "role (viewer) may not") {
+	if !strings.Contains(r.stderr, "needs the role operator or above") {
 		t.Errorf("a viewer's cancel: stderr %q", r.stderr)
 	}
 

@@ -1,6 +1,8 @@
 // Package storetest is the conformance suite that every implementation of
-// andon's store interfaces (vault.Backend, audit.Store) must pass. Each
-// store's tests call [Exercise] with a constructor of fresh, empty stores.
+// andon's store interfaces (vault.Backend, audit.Store, agent.Store,
+// api.TokenStore) must pass. Each store's tests call [Exercise],
+// [ExerciseRuns] and [ExerciseTokens] with a constructor of fresh, empty
+// stores.
 package storetest
 
 import (
