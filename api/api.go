@@ -15,6 +15,7 @@
 //	POST /v1/runs/{id}/deny            operator  deny it
 //	GET  /v1/audit?run=&action=&limit=&before=
 //	                                   viewer    audit rows, newest first
+//	GET  /v1/whoami                    viewer    the token's name and role
 //	GET  /v1/health                    anyone    the process answers
 //	GET  /v1/ready                     anyone    … and its store too
 //	GET  /v1/openapi.json              anyone    the OpenAPI document
@@ -122,6 +123,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.route(mux, "POST /v1/runs/{id}/approve", RoleOperator, s.decide(true))
 	s.route(mux, "POST /v1/runs/{id}/deny", RoleOperator, s.decide(false))
 	s.route(mux, "GET /v1/audit", RoleViewer, s.listAudit)
+	s.route(mux, "GET /v1/whoami", RoleViewer, s.whoami)
 	s.route(mux, "GET /v1/health", anyone, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

@@ -101,6 +101,7 @@ func TestRoutesByRole(t *testing.T) {
 		{"GET", "/v1/runs", "", api.RoleViewer, http.StatusOK},
 		{"GET", "/v1/runs/{id}", "", api.RoleViewer, http.StatusOK},
 		{"GET", "/v1/audit", "", api.RoleViewer, http.StatusOK},
+		{"GET", "/v1/whoami", "", api.RoleViewer, http.StatusOK},
 		{"POST", "/v1/runs", `{"prompt":"p","script":` + finalScript + `}`, api.RoleOperator, http.StatusCreated},
 		{"POST", "/v1/runs/{id}/cancel", "", api.RoleOperator, http.StatusOK},
 		// A queued run is not waiting: served means the role and owner
@@ -341,5 +342,67 @@ func TestCSRFSafe(t *testing.T) {
 	checkError(t, resp.StatusCode, resp.Header, body, http.StatusUnauthorized, "unauthenticated")
 	if runs, _ := f.client.ListRuns(context.Background(), agent.RunFilter{}); len(runs) != 0 {
 		t.Errorf("a cross-site post made %d runs", len(runs))
+	}
+}
+
+// TestEveryRouteRefusesBelowItsRole: every route registered on the mux —
+// those of other files too, present and future — refuses a request without
+// a token (401) and one whose role is below the route's (403), and audits
+// both. What each role may do is TestRoutesByRole's.
+func TestEveryRouteRefusesBelowItsRole(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, options{idle: true, tokens: true})
+	h, err := api.NewHandler(api.Config{Runtime: f.rt, Store: f.store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	below := map[api.Role][]api.Role{
+		api.RoleViewer:   nil,
+		api.RoleOperator: {api.RoleViewer},
+		api.RoleAdmin:    {api.RoleViewer, api.RoleOperator},
+	}
+	secrets := map[api.Role]string{}
+	for _, role := range []api.Role{api.RoleViewer, api.RoleOperator} {
+		secrets[role] = f.token("low-"+string(role), role)
+	}
+	wantRows := 0
+	for pattern, least := range api.Routes(h) {
+		if least == "" {
+			continue
+		}
+		method, path, _ := strings.Cut(pattern, " ")
+		path = strings.NewReplacer("{id}", "run_x", "{name}", "x").Replace(path)
+		status, header, body := f.request(method, path, "", "")
+		checkError(t, status, header, body, http.StatusUnauthorized, "unauthenticated")
+		wantRows++
+		for _, role := range below[least] {
+			status, header, body := f.request(method, path, "Bearer "+secrets[role], "")
+			checkError(t, status, header, body, http.StatusForbidden, "forbidden")
+			wantRows++
+		}
+	}
+	if n := len(f.denials()); n != wantRows {
+		t.Errorf("%d api_denied rows, want %d", n, wantRows)
+	}
+}
+
+// TestWhoAmI: a token learns its name and role (and id), never its secret.
+func TestWhoAmI(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, options{idle: true, tokens: true})
+	secret := f.token("alice", api.RoleOperator)
+	id, err := f.as(secret).WhoAmI(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id.Name != "alice" || id.Role != api.RoleOperator || !strings.HasPrefix(id.TokenID, "tok_") {
+		t.Errorf("WhoAmI = %+v, want alice, operator and her token's id", id)
+	}
+	_, err = f.as("").WhoAmI(context.Background())
+	checkAPIError(t, err, http.StatusUnauthorized, "unauthenticated")
+
+	local := newFixture(t, options{idle: true})
+	if id, err := local.client.WhoAmI(context.Background()); err != nil || id.Name != "local" || id.Role != api.RoleAdmin || id.TokenID != "" {
+		t.Errorf("WhoAmI without tokens = %+v, %v; want local, admin, no token", id, err)
 	}
 }

@@ -77,6 +77,12 @@ func (c *Client) ListAudit(ctx context.Context, aq AuditQuery) (*AuditPage, erro
 	return &page, c.do(ctx, http.MethodGet, path, nil, &page)
 }
 
+// WhoAmI returns who the client's token acts as.
+func (c *Client) WhoAmI(ctx context.Context) (*Identity, error) {
+	var id Identity
+	return &id, c.do(ctx, http.MethodGet, "/v1/whoami", nil, &id)
+}
+
 // CreateRun starts a run.
 func (c *Client) CreateRun(ctx context.Context, req *agent.Request) (*Run, error) {
 	var run Run
