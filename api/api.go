@@ -1,25 +1,48 @@
 // Package api is andon's HTTP API: start, list, show, cancel, approve and
-// deny runs, as JSON over HTTP. `andon serve` serves it on loopback, and the
-// other commands use it when a server is up.
+// deny runs, read the audit log, as JSON over HTTP. `andon serve` serves it
+// on loopback, and the other commands use it when a server is up. The whole
+// API is described by the OpenAPI 3.1 document it serves at
+// GET /v1/openapi.json.
 //
-// Routes (all JSON):
+// Routes (all JSON), with the least role each needs:
 //
-//	POST /v1/runs                      start a run   {"prompt", "model", "script"}
+//	POST /v1/runs                      operator  start a run   {"prompt", "model", "script"}
 //	GET  /v1/runs?status=&owner=&limit=&before=
-//	GET  /v1/runs/{id}                 the run, its steps and its audit rows
-//	POST /v1/runs/{id}/cancel          cancel it     → {"run", "took_ms"}
-//	POST /v1/runs/{id}/approve         approve the call it waits on
-//	POST /v1/runs/{id}/deny            deny it
-//	GET  /v1/health
+//	                                   viewer
+//	GET  /v1/runs/{id}                 viewer    the run, its steps and its audit rows
+//	POST /v1/runs/{id}/cancel          operator  cancel it     → {"run", "took_ms"}
+//	POST /v1/runs/{id}/approve         operator  approve the call it waits on
+//	POST /v1/runs/{id}/deny            operator  deny it
+//	GET  /v1/audit?run=&action=&limit=&before=
+//	                                   viewer    audit rows, newest first
+//	GET  /v1/whoami                    viewer    the token's name and role
+//	GET  /v1/health                    anyone    the process answers
+//	GET  /v1/ready                     anyone    … and its store too
+//	GET  /v1/openapi.json              anyone    the OpenAPI document
+//
+// # Authentication
+//
+// A request authenticates with an API token: Authorization: Bearer TOKEN.
+// There are no cookies, so a browser never sends a credential on its own:
+// cross-site requests cannot act (CSRF) by construction. A token has a name
+// (the identity its requests act as: the owner of the runs it starts) and a
+// role: viewer reads; operator also starts runs and cancels, approves or
+// denies its own; admin does anything to any run. Tokens are made with
+// `andon token create`; the store keeps only their SHA-256 (see
+// [HashToken]). A missing, unknown or revoked token gets 401
+// unauthenticated; a role too low, or an operator acting on someone else's
+// run, 403 forbidden; both leave an api_denied audit row.
+//
+// With no [Config.Tokens] (an embedded API, tests), every request acts as
+// [Config.Actor] without a token.
+//
+// # Errors
 //
 // Errors are {"error": {"code", "message"}} with a stable code: bad_request,
-// not_found, forbidden, conflict, internal. A message speaks of what the
-// client sent (a field, a byte offset, a limit); an internal error's detail
-// goes to the log only. A list's limit is 1 to 1000; an unknown status, or a
-// before that names no run, is a bad request.
-//
-// Every request acts as the actor the Config names (on a loopback-only
-// server: the local operator, an admin). Tokens and roles come later.
+// unauthenticated, forbidden, not_found, conflict, unavailable, internal. A
+// message speaks of what the client sent (a field, a byte offset, a limit);
+// an internal error's detail goes to the log only. A list's limit is 1 to
+// 1000; an unknown status, or a before that names no run, is a bad request.
 package api
 
 import (
@@ -45,12 +68,20 @@ type Config struct {
 	Runtime *agent.Runtime
 	// Store reads runs and steps. Required.
 	Store agent.Store
-	// Audit, if set, lists the audit rows of a run.
-	Audit AuditLister
+	// Audit, if set, lists the audit rows of runs (GET /v1/audit and a
+	// run's detail) and records every denied request. Required with
+	// Tokens.
+	Audit AuditLog
+	// Tokens authenticates requests (see the package doc). Nil means no
+	// authentication: every request acts as Actor, with the role admin
+	// if Actor.Admin and operator otherwise — for an API embedded in a
+	// program or a test; `andon serve` always sets it.
+	Tokens TokenStore
 	// Catalogue, if set, serves the servers and tools routes: see
 	// [Catalogue].
 	Catalogue Catalogue
-	// Actor is who every request acts as. Zero means {ID: "local", Admin: true}.
+	// Actor is who every request acts as when Tokens is nil. Zero means
+	// {ID: "local", Admin: true}.
 	Actor agent.Actor
 	// Logger receives request failures. Nil means discard.
 	Logger *slog.Logger
@@ -58,15 +89,20 @@ type Config struct {
 	Now func() time.Time
 }
 
-// AuditLister lists audit rows; *audit.Log implements it.
-type AuditLister interface {
+// AuditLog lists audit rows and records the API's own (denied requests);
+// *audit.Log implements it.
+type AuditLog interface {
 	List(ctx context.Context, q audit.Query) ([]audit.Row, error)
+	Record(ctx context.Context, e audit.Entry) (audit.Row, error)
 }
 
 // NewHandler returns the API's handler.
 func NewHandler(cfg Config) (http.Handler, error) {
 	if cfg.Runtime == nil || cfg.Store == nil {
 		return nil, errors.New("api: Config.Runtime and Config.Store are required")
+	}
+	if cfg.Tokens != nil && cfg.Audit == nil {
+		return nil, errors.New("api: Config.Audit is required with Config.Tokens: denied requests are audited")
 	}
 	if cfg.Actor.ID == "" {
 		cfg.Actor = agent.Actor{ID: "local", Admin: true}
@@ -78,24 +114,46 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		cfg.Now = time.Now
 	}
 	s := &server{cfg: cfg}
+	s.local = principal{actor: cfg.Actor, role: RoleOperator}
+	if cfg.Actor.Admin {
+		s.local.role = RoleAdmin
+	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/runs", s.createRun)
-	mux.HandleFunc("GET /v1/runs", s.listRuns)
-	mux.HandleFunc("GET /v1/runs/{id}", s.showRun)
-	mux.HandleFunc("POST /v1/runs/{id}/cancel", s.cancelRun)
-	mux.HandleFunc("POST /v1/runs/{id}/approve", s.decide(true))
-	mux.HandleFunc("POST /v1/runs/{id}/deny", s.decide(false))
+	s.route(mux, "POST /v1/runs", RoleOperator, s.createRun)
+	s.route(mux, "GET /v1/runs", RoleViewer, s.listRuns)
+	s.route(mux, "GET /v1/runs/{id}", RoleViewer, s.showRun)
+	s.route(mux, "POST /v1/runs/{id}/cancel", RoleOperator, s.cancelRun)
+	s.route(mux, "POST /v1/runs/{id}/approve", RoleOperator, s.decide(true))
+	s.route(mux, "POST /v1/runs/{id}/deny", RoleOperator, s.decide(false))
+	s.route(mux, "GET /v1/audit", RoleViewer, s.listAudit)
+	s.route(mux, "GET /v1/whoami", RoleViewer, s.whoami)
 	s.toolRoutes(mux)
-	mux.HandleFunc("GET /v1/health", func(w http.ResponseWriter, r *http.Request) {
+	s.route(mux, "GET /v1/health", anyone, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
+	s.route(mux, "GET /v1/ready", anyone, s.ready)
+	s.route(mux, "GET /v1/openapi.json", anyone, serveOpenAPI)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such endpoint")
 	})
-	return mux, nil
+	return &handler{mux: mux, routes: s.routes}, nil
 }
 
-type server struct{ cfg Config }
+// handler is the API: its mux, and the routes registered on it.
+type handler struct {
+	mux    *http.ServeMux
+	routes []route
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+type server struct {
+	cfg Config
+	// local is who requests act as without a token store.
+	local principal
+	// routes are the routes registered with route.
+	routes []route
+}
 
 // maxBody caps a request body.
 const maxBody = 1 << 20
@@ -116,7 +174,7 @@ func (s *server) createRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "bad_request", "a run needs a prompt")
 		return
 	}
-	run, err := s.cfg.Runtime.Submit(r.Context(), s.cfg.Actor.ID, &req)
+	run, err := s.cfg.Runtime.Submit(r.Context(), s.actor(r).ID, &req)
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -187,8 +245,8 @@ func (s *server) showRun(w http.ResponseWriter, r *http.Request) {
 func (s *server) cancelRun(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	start := s.cfg.Now()
-	if err := s.cfg.Runtime.Cancel(r.Context(), s.cfg.Actor, id); err != nil {
-		s.fail(w, err)
+	if err := s.cfg.Runtime.Cancel(r.Context(), s.actor(r), id); err != nil {
+		s.failRun(w, r, err)
 		return
 	}
 	took := s.cfg.Now().Sub(start)
@@ -205,12 +263,12 @@ func (s *server) decide(approve bool) http.HandlerFunc {
 		id := r.PathValue("id")
 		var err error
 		if approve {
-			err = s.cfg.Runtime.Approve(r.Context(), s.cfg.Actor, id)
+			err = s.cfg.Runtime.Approve(r.Context(), s.actor(r), id)
 		} else {
-			err = s.cfg.Runtime.Deny(r.Context(), s.cfg.Actor, id)
+			err = s.cfg.Runtime.Deny(r.Context(), s.actor(r), id)
 		}
 		if err != nil {
-			s.fail(w, err)
+			s.failRun(w, r, err)
 			return
 		}
 		run, err := s.cfg.Store.RunGet(r.Context(), id)

@@ -49,6 +49,9 @@ type options struct {
 	actor agent.Actor
 	// idle leaves the runtime's worker loop off: runs stay queued.
 	idle bool
+	// tokens turns authentication on, with the store's tokens (and an
+	// audit log, which it needs). f.client then carries an admin token.
+	tokens bool
 }
 
 // fixture is the API in front of a real runtime, on a real SQLite store,
@@ -58,6 +61,7 @@ type options struct {
 type fixture struct {
 	t      *testing.T
 	store  *faultyStore
+	sqlite *sqlstore.Store
 	rt     *agent.Runtime
 	mcp    *mcptest.Server
 	audit  *audit.Log
@@ -75,7 +79,7 @@ func newFixture(t *testing.T, o options) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	f := &fixture{t: t, store: &faultyStore{Store: st}, mcp: mcptest.NewServer(nil), logs: &syncBuffer{}}
+	f := &fixture{t: t, store: &faultyStore{Store: st}, sqlite: st, mcp: mcptest.NewServer(nil), logs: &syncBuffer{}}
 	t.Cleanup(f.mcp.Close)
 
 	approval := o.approval
@@ -124,10 +128,13 @@ func newFixture(t *testing.T, o options) *fixture {
 		})
 	}
 
-	cfg := api.Config{Runtime: rt, Store: f.store, Actor: o.actor, Logger: logger}
-	if o.audit {
+	cfg := api.Config{Runtime: rt, Store: f.store, Actor: o.actor, Catalogue: cat, Logger: logger}
+	if o.audit || o.tokens {
 		f.audit = audit.New(st, bytes.Repeat([]byte{7}, audit.MinKeySize))
 		cfg.Audit = f.audit
+	}
+	if o.tokens {
+		cfg.Tokens = st
 	}
 	h, err := api.NewHandler(cfg)
 	if err != nil {
@@ -138,7 +145,25 @@ func newFixture(t *testing.T, o options) *fixture {
 	f.url = hs.URL
 	f.http = hs.Client()
 	f.client = &api.Client{BaseURL: hs.URL, HTTP: f.http}
+	if o.tokens {
+		f.client.Token = f.token("root", api.RoleAdmin)
+	}
 	return f
+}
+
+// token makes a token for name with role and returns its secret.
+func (f *fixture) token(name string, role api.Role) string {
+	f.t.Helper()
+	secret, _, err := api.CreateToken(context.Background(), f.sqlite, name, role)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return secret
+}
+
+// as returns a client of the API that sends token.
+func (f *fixture) as(token string) *api.Client {
+	return &api.Client{BaseURL: f.url, HTTP: f.http, Token: token}
 }
 
 func newScriptModel(_ context.Context, req *agent.Request) (model.Model, error) {

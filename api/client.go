@@ -20,12 +20,16 @@ type Client struct {
 	BaseURL string
 	// HTTP makes the requests. Nil means http.DefaultClient.
 	HTTP *http.Client
+	// Token is the API token (andon_…) sent on every request as
+	// Authorization: Bearer. Empty sends none: enough for Health, Ready
+	// and a server without tokens.
+	Token string
 }
 
 // Error is an error response from the API.
 type Error struct {
 	Status  int
-	Code    string // bad_request, not_found, forbidden, conflict, internal
+	Code    string // bad_request, unauthenticated, forbidden, not_found, conflict, unavailable, internal
 	Message string
 }
 
@@ -34,6 +38,49 @@ func (e *Error) Error() string { return fmt.Sprintf("api: %s (%s)", e.Message, e
 // Health reports whether the server answers.
 func (c *Client) Health(ctx context.Context) error {
 	return c.do(ctx, http.MethodGet, "/v1/health", nil, nil)
+}
+
+// Ready reports whether the server and its store answer.
+func (c *Client) Ready(ctx context.Context) error {
+	return c.do(ctx, http.MethodGet, "/v1/ready", nil, nil)
+}
+
+// AuditQuery selects the rows of [Client.ListAudit]. Its zero value asks
+// for the newest page of every row.
+type AuditQuery struct {
+	RunID  string // the rows of this run only
+	Action string // the rows of this action only
+	Limit  int    // at most this many (1 to 1000); zero means the server's default, 100
+	Before int64  // rows older than this seq: the NextBefore of the page before
+}
+
+// ListAudit returns a page of audit rows, newest first.
+func (c *Client) ListAudit(ctx context.Context, aq AuditQuery) (*AuditPage, error) {
+	q := url.Values{}
+	if aq.RunID != "" {
+		q.Set("run", aq.RunID)
+	}
+	if aq.Action != "" {
+		q.Set("action", aq.Action)
+	}
+	if aq.Limit > 0 {
+		q.Set("limit", fmt.Sprint(aq.Limit))
+	}
+	if aq.Before > 0 {
+		q.Set("before", fmt.Sprint(aq.Before))
+	}
+	path := "/v1/audit"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var page AuditPage
+	return &page, c.do(ctx, http.MethodGet, path, nil, &page)
+}
+
+// WhoAmI returns who the client's token acts as.
+func (c *Client) WhoAmI(ctx context.Context) (*Identity, error) {
+	var id Identity
+	return &id, c.do(ctx, http.MethodGet, "/v1/whoami", nil, &id)
 }
 
 // CreateRun starts a run.
@@ -112,6 +159,9 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	}
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
 	hc := c.HTTP
 	if hc == nil {

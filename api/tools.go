@@ -91,10 +91,10 @@ func (s *server) toolRoutes(mux *http.ServeMux) {
 	if s.cfg.Catalogue == nil {
 		return
 	}
-	mux.HandleFunc("GET /v1/servers", s.listServers)                 // viewer
-	mux.HandleFunc("GET /v1/tools", s.listTools)                     // viewer
-	mux.HandleFunc("POST /v1/servers/{name}/import", s.importServer) // admin
-	mux.HandleFunc("PATCH /v1/tools/{name}", s.patchTool)            // admin
+	s.route(mux, "GET /v1/servers", RoleViewer, s.listServers)
+	s.route(mux, "GET /v1/tools", RoleViewer, s.listTools)
+	s.route(mux, "POST /v1/servers/{name}/import", RoleAdmin, s.importServer)
+	s.route(mux, "PATCH /v1/tools/{name}", RoleAdmin, s.patchTool)
 }
 
 func (s *server) listServers(w http.ResponseWriter, r *http.Request) {
@@ -150,7 +150,7 @@ func (s *server) patchTool(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "bad_request", "the body changes nothing: set enabled, effect or requires_approval")
 		return
 	}
-	info, err := s.cfg.Catalogue.SetTool(r.Context(), r.PathValue("name"), ch, s.cfg.Actor.ID)
+	info, err := s.cfg.Catalogue.SetTool(r.Context(), r.PathValue("name"), ch, s.actor(r).ID)
 	if err != nil {
 		s.toolFail(w, err)
 		return

@@ -47,11 +47,15 @@ type Step struct {
 // AuditRow is an audit row as the API shows it. Sent says whether the
 // request — and the credential on it, if it had one — left the building:
 // true for a call cancelled in flight and for a call that got a response;
-// false for a call cancelled before send and for a refusal.
+// false for a call cancelled before send and for a refusal. Purpose says on
+// whose behalf: an egress client's purpose, or for an api_denied row the
+// token (id, name, role — never its secret).
 type AuditRow struct {
 	Seq        int64     `json:"seq"`
 	Time       time.Time `json:"time"`
 	Action     string    `json:"action"`
+	RunID      string    `json:"run_id,omitempty"`
+	Purpose    string    `json:"purpose,omitempty"`
 	Method     string    `json:"method,omitempty"`
 	Host       string    `json:"host,omitempty"`
 	Path       string    `json:"path,omitempty"`
@@ -86,7 +90,7 @@ func toStep(s *agent.Step) Step {
 
 func toAudit(r audit.Row) AuditRow {
 	e := r.Entry
-	return AuditRow{Seq: r.Seq, Time: e.Time, Action: string(e.Action), Method: e.Method, Host: e.Host, Path: e.Path,
+	return AuditRow{Seq: r.Seq, Time: e.Time, Action: string(e.Action), RunID: e.RunID, Purpose: e.Purpose, Method: e.Method, Host: e.Host, Path: e.Path,
 		Status: e.Status, OK: e.OK, Reason: e.Reason, DurationMS: float64(e.Duration.Microseconds()) / 1000,
 		Sent: e.Action == audit.ActionHTTPCallCancelled || (e.Action == audit.ActionHTTPCall && e.Status != 0)}
 }

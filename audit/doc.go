@@ -4,7 +4,9 @@
 // called (method, host, path without its query string), on whose behalf
 // (purpose, run id), how it ended (action, status, ok, a fixed-literal
 // reason) and how long it took. A row never holds a secret, a header value or
-// a query string.
+// a query string. The API adds a row for every request it refuses
+// (api_denied: who, by token id and name, never the token; what; why), and
+// the CLI one for every change to secrets and tokens.
 //
 // # The chain
 //

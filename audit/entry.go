@@ -34,6 +34,18 @@ const (
 	ActionKeyRotated Action = "key_rotated"
 )
 
+// The actions of the API and of its tokens.
+const (
+	// ActionAPIDenied records a request the API refused: no valid token
+	// (status 401) or not allowed (403). Purpose names the token (id,
+	// name, role), never its secret; Reason says why.
+	ActionAPIDenied Action = "api_denied"
+	// ActionTokenCreated records that an API token was made.
+	ActionTokenCreated Action = "token_created"
+	// ActionTokenRevoked records that an API token was revoked.
+	ActionTokenRevoked Action = "token_revoked"
+)
+
 // Entry is what a caller records. It never holds a secret, a header value or
 // a query string: [Log.Record] drops anything after '?' or '#' in Path.
 type Entry struct {

@@ -73,7 +73,14 @@ func (s *Store) AuditRows(ctx context.Context, q audit.Query) ([]audit.Row, erro
 		where = append(where, "action = ?")
 		args = append(args, string(q.Action))
 	}
+	if q.BeforeSeq != 0 {
+		where = append(where, "seq < ?")
+		args = append(args, q.BeforeSeq)
+	}
 	stmt := `SELECT ` + auditColumns + ` FROM audit_log WHERE ` + strings.Join(where, " AND ") + ` ORDER BY seq`
+	if q.Newest {
+		stmt += ` DESC`
+	}
 	if q.Limit > 0 {
 		stmt += ` LIMIT ?`
 		args = append(args, q.Limit)

@@ -1,8 +1,9 @@
 // Package sqlstore is andon's SQLite store: it implements vault.Backend and
 // audit.Store over one database file, using modernc.org/sqlite (pure Go, no
 // cgo).
-// It also implements [agent.Store]: runs, their guarded transitions and steps.
-// And catalogue.SettingsStore: operators' settings of imported tools.
+// It also implements [agent.Store]: runs, their guarded transitions and steps;
+// catalogue.SettingsStore: operators' settings of imported tools; and
+// [api.TokenStore]: the API's tokens, kept as hashes.
 // [OpenPostgres] opens the same store on PostgreSQL ([PGStore], pgx/v5, migrations/postgres/*.sql).
 //
 // [Open] creates the file if needed, turns on WAL mode and a busy timeout,

@@ -71,7 +71,13 @@ func (s *PGStore) AuditRows(ctx context.Context, q audit.Query) ([]audit.Row, er
 	if q.Action != "" {
 		where = append(where, "action = "+args.add(string(q.Action)))
 	}
+	if q.BeforeSeq != 0 {
+		where = append(where, "seq < "+args.add(q.BeforeSeq))
+	}
 	stmt := `SELECT ` + auditColumns + ` FROM audit_log WHERE ` + strings.Join(where, " AND ") + ` ORDER BY seq`
+	if q.Newest {
+		stmt += ` DESC`
+	}
 	if q.Limit > 0 {
 		stmt += ` LIMIT ` + args.add(q.Limit)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/api"
 	"github.com/andonhq/andon/sqlstore"
 	"github.com/andonhq/andon/sqlstore/pgtest"
 	"github.com/andonhq/andon/sqlstore/storetest"
@@ -46,4 +47,9 @@ func TestPostgresConformance(t *testing.T) {
 func TestPostgresRunsConformance(t *testing.T) {
 	t.Parallel()
 	storetest.ExerciseRuns(t, func(t *testing.T) agent.Store { return openPG(t) })
+}
+
+func TestPostgresTokensConformance(t *testing.T) {
+	t.Parallel()
+	storetest.ExerciseTokens(t, func(t *testing.T) api.TokenStore { return openPG(t) })
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/api"
 	"github.com/andonhq/andon/audit"
 )
 
@@ -94,4 +95,19 @@ func scanAuditRow(sc scanner) (audit.Row, error) {
 	r.Time = time.Unix(0, timeNS).UTC()
 	r.Duration = time.Duration(durNS)
 	return r, nil
+}
+
+// scanToken reads one row of tokenColumns.
+func scanToken(sc scanner) (*api.Token, error) {
+	var (
+		t                          api.Token
+		role                       string
+		created, lastUsed, revoked int64
+	)
+	if err := sc.Scan(&t.ID, &t.Name, &role, &t.Hash, &created, &lastUsed, &revoked); err != nil {
+		return nil, err
+	}
+	t.Role = api.Role(role)
+	t.CreatedAt, t.LastUsedAt, t.RevokedAt = fromNanos(created), fromNanos(lastUsed), fromNanos(revoked)
+	return &t, nil
 }

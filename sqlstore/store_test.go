@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/andonhq/andon/api"
 	"github.com/andonhq/andon/sqlstore"
 	"github.com/andonhq/andon/sqlstore/storetest"
 )
@@ -64,4 +65,9 @@ func TestOpenTurnsOnWAL(t *testing.T) {
 	if err := raw.QueryRowContext(t.Context(), `SELECT count(*) FROM schema_migrations`).Scan(&migrations); err != nil || migrations != len(files) {
 		t.Fatalf("schema_migrations has %d rows, %v; want one per migration file, %d", migrations, err, len(files))
 	}
+}
+
+func TestTokensConformance(t *testing.T) {
+	t.Parallel()
+	storetest.ExerciseTokens(t, func(t *testing.T) api.TokenStore { return openStore(t) })
 }

@@ -22,20 +22,44 @@ import (
 
 // apiFlags are the flags of the commands that use the API.
 type apiFlags struct {
-	addr string
-	json bool
+	addr  string
+	token string
+	json  bool
 }
+
+// envToken names the environment variable holding the API token, for the
+// commands that use the API when --token is not given.
+const envToken = "ANDON_TOKEN"
 
 func addAPIFlags(fs *flagSet) *apiFlags {
 	f := &apiFlags{}
 	fs.StringVar(&f.addr, "api", defaultAPI, "the `address` of the running andon serve")
+	fs.StringVar(&f.token, "token", "", "the API `token`; default: "+envToken+" if set, else the file "+defaultTokenFile+
+		" in the current directory (what andon serve writes on first start). Prefer those: a command line is visible to every user of the machine")
 	fs.BoolVar(&f.json, "json", false, "print JSON")
 	return f
 }
 
+// apiToken is the token to send: --token, else ANDON_TOKEN, else the
+// token file in the current directory; empty if none (the server then
+// answers 401, and apiError says where a token comes from).
+func (f *apiFlags) apiToken() string {
+	if f.token != "" {
+		return f.token
+	}
+	if v := os.Getenv(envToken); v != "" {
+		return strings.TrimSpace(v)
+	}
+	data, err := os.ReadFile(defaultTokenFile)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
+}
+
 // client returns an API client, or an error saying that no server is up.
 func (f *apiFlags) client(ctx context.Context) (*api.Client, error) {
-	c := &api.Client{BaseURL: "http://" + f.addr, HTTP: &http.Client{Timeout: 30 * time.Second}}
+	c := &api.Client{BaseURL: "http://" + f.addr, HTTP: &http.Client{Timeout: 30 * time.Second}, Token: f.apiToken()}
 	probe, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	if err := c.Health(probe); err != nil {
@@ -49,6 +73,10 @@ func apiError(e *env, err error) int {
 	var ae *api.Error
 	if errors.As(err, &ae) {
 		e.errorf("%s", ae.Message)
+		if ae.Code == "unauthenticated" {
+			fmt.Fprintf(e.stderr, "andon: give a token with --token, %s, or the file %s in the current directory (andon token create makes one)\n",
+				envToken, defaultTokenFile)
+		}
 		if ae.Code == "bad_request" {
 			return exitUsage
 		}

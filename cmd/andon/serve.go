@@ -38,10 +38,13 @@ func runServe(ctx context.Context, e *env, args []string) int {
 			"--workers 0 serves the API and executes nothing). On first start with\n"+
 			"no config, it writes a demo config (andon.yaml: the mcptest server over\n"+
 			"stdio) and a demo script (demo-slow.yaml) so that a run can be started\n"+
-			"and cancelled at once.")
+			"and cancelled at once. On a database without API tokens it makes an\n"+
+			"admin token and writes it to andon.token (mode 0600), where the other\n"+
+			"commands find it.")
 	sf := addStoreFlags(fs)
 	configPath := fs.String("config", "andon.yaml", "the MCP servers config `file`; created with a demo if missing")
 	addr := fs.String("addr", defaultAPI, "serve the API on this loopback `address`")
+	tokenFile := fs.String("token-file", defaultTokenFile, "where to write the first API token (an admin, mode 0600) if the database has none")
 	rf := addRuntimeFlags(fs, "execute at most `N` runs at once; 0: serve the API only, and leave the runs to andon workers on the same database")
 	verbose := fs.Bool("v", false, "log debug detail")
 	oaf := addOpenAIFlags(fs)
@@ -70,7 +73,11 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	}
 	defer a.close()
 	st, auditLog, rt := a.st, a.auditLog, a.rt
-	handler, err := api.NewHandler(api.Config{Runtime: rt, Store: st.store, Audit: auditLog, Catalogue: a.cat, Logger: logger})
+	if err := bootstrapToken(ctx, e, st.store, auditLog, *tokenFile); err != nil {
+		e.errorf("%v", err)
+		return exitFailure
+	}
+	handler, err := api.NewHandler(api.Config{Runtime: rt, Store: st.store, Audit: auditLog, Tokens: st.store, Catalogue: a.cat, Logger: logger})
 	if err != nil {
 		e.errorf("%v", err)
 		return exitFailure
@@ -106,8 +113,12 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-// checkLoopback refuses an address that is not on loopback: the API has no
-// authentication yet, so it must not be reachable from elsewhere.
+// checkLoopback refuses an address that is not on loopback. The API
+// authenticates every request with a bearer token, but it speaks plain
+// HTTP: off loopback the tokens would cross the network in clear text, for
+// anyone on the path to copy. Serving beyond loopback waits for TLS (or sits
+// behind a TLS-terminating proxy on the same machine, which loopback
+// allows).
 func checkLoopback(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -118,7 +129,7 @@ func checkLoopback(addr string) error {
 	}
 	ip := net.ParseIP(host)
 	if ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("--addr %q is not a loopback address; the API has no authentication yet", addr)
+		return fmt.Errorf("--addr %q is not a loopback address; the API speaks plain HTTP, so its tokens would cross the network in clear text (put a TLS proxy on this machine in front of it)", addr)
 	}
 	return nil
 }

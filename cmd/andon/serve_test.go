@@ -128,9 +128,20 @@ func (p *serveProc) waitHealthy() bool {
 	return false
 }
 
-// client returns an API client of the server, for polling.
+// client returns an API client of the server, for polling, with the admin
+// token serve wrote on its first start.
 func (p *serveProc) client() *api.Client {
-	return &api.Client{BaseURL: "http://" + p.addr, HTTP: &http.Client{Timeout: patience}}
+	return &api.Client{BaseURL: "http://" + p.addr, HTTP: &http.Client{Timeout: patience}, Token: readToken(p.t, p.dir)}
+}
+
+// readToken returns the API token that serve wrote to dir/andon.token.
+func readToken(tb testing.TB, dir string) string {
+	tb.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "andon.token"))
+	if err != nil {
+		tb.Fatalf("reading the API token serve wrote: %v", err)
+	}
+	return strings.TrimSpace(string(data))
 }
 
 // stop interrupts serve as Ctrl-C does, and checks that it stops cleanly.
@@ -385,6 +396,7 @@ func TestRunWait(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 2*patience)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, andonBin, "run", "--wait", "--api", p.addr, "--script", slow)
+		cmd.Dir = dir // where serve wrote its token
 		var stdout, stderr lockedBuffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Start(); err != nil {
@@ -493,8 +505,9 @@ func TestRunCommandsWithoutServer(t *testing.T) {
 	}
 }
 
-// TestServeRefusesNonLoopback: the API has no authentication yet, so serve
-// refuses an address off loopback, before it writes or opens anything.
+// TestServeRefusesNonLoopback: the API speaks plain HTTP, so its tokens
+// would cross the network in clear text; serve refuses an address off
+// loopback, before it writes or opens anything.
 func TestServeRefusesNonLoopback(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/api"
 	"github.com/andonhq/andon/audit"
 	"github.com/andonhq/andon/catalogue"
 	"github.com/andonhq/andon/sqlstore"
@@ -69,6 +70,7 @@ type store interface {
 	audit.Store
 	agent.Store
 	catalogue.SettingsStore
+	api.TokenStore
 	SchemaVersion(ctx context.Context) (int, error)
 	Queue(sqlstore.QueueOptions) agent.Queue
 	Close() error

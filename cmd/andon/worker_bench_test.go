@@ -89,7 +89,7 @@ func benchCancelAcross(b *testing.B, postgres, notify bool) {
 		worker.waitOutput("that it listens", contains("listening for cancels from other processes"))
 	}
 	serve, addr := startServeAPI(b, dir, env, append(flags, "--workers", "0")...)
-	client := &api.Client{BaseURL: "http://" + addr, HTTP: &http.Client{Timeout: patience}}
+	client := &api.Client{BaseURL: "http://" + addr, HTTP: &http.Client{Timeout: patience}, Token: readToken(b, dir)}
 	if err := client.Health(ctx); err != nil { // a warm connection
 		b.Fatal(err)
 	}

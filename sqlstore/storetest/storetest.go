@@ -1,8 +1,8 @@
 // Package storetest is the conformance suite that every implementation of
-// andon's store interfaces (vault.Backend, audit.Store) must pass. Each
-// store's tests call [Exercise] with a constructor of fresh, empty stores;
-// [ExerciseRuns] (agent.Store) and [ExerciseToolSettings]
-// (catalogue.SettingsStore) are the suites of the other interfaces.
+// andon's store interfaces (vault.Backend, audit.Store, agent.Store,
+// catalogue.SettingsStore, api.TokenStore) must pass. Each store's tests
+// call [Exercise], [ExerciseRuns], [ExerciseToolSettings] and
+// [ExerciseTokens] with a constructor of fresh, empty stores.
 package storetest
 
 import (
@@ -247,6 +247,10 @@ func testAuditAppendAndQuery(t *testing.T, s Store) {
 		{audit.Query{RunID: "r1", Action: audit.ActionHTTPCall, AfterSeq: 1}, []int64{3}},
 		{audit.Query{Limit: 2}, []int64{1, 2}},
 		{audit.Query{AfterSeq: 3}, nil},
+		{audit.Query{Newest: true}, []int64{3, 2, 1}},
+		{audit.Query{Newest: true, Limit: 2}, []int64{3, 2}},
+		{audit.Query{Newest: true, Limit: 2, BeforeSeq: 2}, []int64{1}},
+		{audit.Query{RunID: "r1", BeforeSeq: 3}, []int64{1}},
 	} {
 		rows, err := s.AuditRows(ctx, c.q)
 		if err != nil {

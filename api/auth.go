@@ -1,0 +1,177 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/audit"
+)
+
+// anyone is the minimum role of a route open without a token: health,
+// readiness, the OpenAPI document, the console's static files.
+const anyone Role = ""
+
+// touchEvery is how stale a token's LastUsedAt may get before a request
+// updates it: a write per minute per token, not one per request.
+const touchEvery = time.Minute
+
+// principal is who a request acts as.
+type principal struct {
+	actor agent.Actor
+	role  Role
+	token *Token // nil without a token store
+}
+
+// describe names the principal for an audit row: never the secret.
+func (p *principal) describe() string {
+	switch {
+	case p == nil:
+		return "api (no token)"
+	case p.token == nil:
+		return fmt.Sprintf("api %s (%s)", p.actor.ID, p.role)
+	default:
+		return fmt.Sprintf("api token %s (%s, %s)", p.token.ID, p.token.Name, p.token.Role)
+	}
+}
+
+type principalKey struct{}
+
+// actor is who r acts as: its token's name, an admin if the token's role is
+// admin. Only a route registered with [server.route] has one; elsewhere it
+// is the zero Actor, which may act on no run.
+func (s *server) actor(r *http.Request) agent.Actor {
+	if p, ok := r.Context().Value(principalKey{}).(*principal); ok {
+		return p.actor
+	}
+	return agent.Actor{}
+}
+
+// route is a registered route: its pattern and the least role it needs.
+type route struct {
+	pattern string
+	least   Role
+}
+
+// route registers h for pattern on mux, behind authentication and a check
+// that the request's role is at least min (anyone: no token needed). Every
+// route of the API is registered this way, so that none is left open by
+// mistake and the OpenAPI document can be checked against the list.
+func (s *server) route(mux *http.ServeMux, pattern string, min Role, h http.HandlerFunc) {
+	s.routes = append(s.routes, route{pattern, min})
+	if min == anyone {
+		mux.HandleFunc(pattern, h)
+		return
+	}
+	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		p, reason, err := s.authenticate(r)
+		if err != nil {
+			s.cfg.Logger.Warn("api: reading the token store failed", "error", err)
+			writeError(w, http.StatusServiceUnavailable, "unavailable", "the token store cannot be read")
+			return
+		}
+		if reason != "" {
+			s.deny(w, r, http.StatusUnauthorized, p, reason, "")
+			return
+		}
+		if p.role.rank() < min.rank() {
+			s.deny(w, r, http.StatusForbidden, p, "role "+string(p.role)+" below "+string(min),
+				"this needs the role "+string(min)+" or above; your token's is "+string(p.role))
+			return
+		}
+		h(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+	})
+}
+
+// authenticate finds who r acts as. reason is not empty if r may not be
+// served (p is then the token's principal if it named one, for the audit
+// row); err is a failure to read the store.
+func (s *server) authenticate(r *http.Request) (p *principal, reason string, err error) {
+	if s.cfg.Tokens == nil {
+		return &s.local, "", nil
+	}
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return nil, "no token", nil
+	}
+	scheme, secret, ok := strings.Cut(h, " ")
+	secret = strings.TrimSpace(secret)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || secret == "" {
+		return nil, "not a bearer token", nil
+	}
+	if !strings.HasPrefix(secret, tokenPrefix) {
+		return nil, "unknown token", nil
+	}
+	// Looking the hash up is not a timing oracle: a client controls the
+	// secret, not its hash, so how far an index walk gets tells it nothing.
+	t, err := s.cfg.Tokens.TokenByHash(r.Context(), HashToken(secret))
+	if errors.Is(err, ErrTokenNotFound) {
+		return nil, "unknown token", nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	p = &principal{actor: agent.Actor{ID: t.Name, Admin: t.Role == RoleAdmin}, role: t.Role, token: t}
+	if !t.RevokedAt.IsZero() {
+		return p, "revoked token", nil
+	}
+	if now := s.cfg.Now(); now.Sub(t.LastUsedAt) >= touchEvery {
+		if err := s.cfg.Tokens.TokenTouch(r.Context(), t.ID, now); err != nil {
+			// Bookkeeping: the request goes on.
+			s.cfg.Logger.Warn("api: recording a token's use failed", "token", t.ID, "error", err)
+		}
+	}
+	return p, "", nil
+}
+
+// denials are the messages a client gets for each fixed reason.
+var denials = map[string]string{
+	"no token":           "this needs an API token: send Authorization: Bearer TOKEN",
+	"not a bearer token": "the Authorization header must be: Bearer TOKEN",
+	"unknown token":      "the API token is not valid",
+	"revoked token":      "the API token was revoked",
+	"not the run's owner": "you may not do that to this run: it is not yours, " +
+		"and only an admin may act on others' runs",
+}
+
+// deny answers a refused request with 401 (unauthenticated) or 403
+// (forbidden) and records it in the audit log: who (the token's id, name and
+// role, never its secret), what (method and path, without the query), and
+// why (reason, a fixed literal). msg, if not empty, is what the client is
+// told; otherwise the message of the reason.
+func (s *server) deny(w http.ResponseWriter, r *http.Request, status int, p *principal, reason, msg string) {
+	entry := audit.Entry{Action: audit.ActionAPIDenied, Purpose: p.describe(), RunID: r.PathValue("id"),
+		Method: r.Method, Path: r.URL.Path, Status: status, Reason: reason}
+	if !strings.HasPrefix(r.URL.Path, "/v1/runs/") {
+		entry.RunID = "" // {id} names a run only under /v1/runs/
+	}
+	if s.cfg.Audit == nil {
+		s.cfg.Logger.Warn("api: request denied", "who", entry.Purpose, "method", r.Method, "path", r.URL.Path, "reason", reason)
+	} else if _, err := s.cfg.Audit.Record(context.WithoutCancel(r.Context()), entry); err != nil {
+		s.cfg.Logger.Warn("api: recording a denied request failed", "error", err)
+	}
+	if msg == "" {
+		msg = denials[reason]
+	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="andon"`)
+		writeError(w, status, "unauthenticated", msg)
+		return
+	}
+	writeError(w, status, "forbidden", msg)
+}
+
+// failRun is fail for an action on a run: a refusal by the runtime (not the
+// run's owner) is denied and audited like any other.
+func (s *server) failRun(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, agent.ErrForbidden) {
+		p, _ := r.Context().Value(principalKey{}).(*principal)
+		s.deny(w, r, http.StatusForbidden, p, "not the run's owner", "")
+		return
+	}
+	s.fail(w, err)
+}
