@@ -5,12 +5,15 @@
 // Routes (all JSON):
 //
 //	POST /v1/runs                      start a run   {"prompt", "model", "script"}
+//	                                   (script: a script object, or a script file's text as a string)
 //	GET  /v1/runs?status=&owner=&limit=&before=
 //	GET  /v1/runs/{id}                 the run, its steps and its audit rows
 //	POST /v1/runs/{id}/cancel          cancel it     → {"run", "took_ms"}
 //	POST /v1/runs/{id}/approve         approve the call it waits on
 //	POST /v1/runs/{id}/deny            deny it
 //	GET  /v1/health
+//	GET  /v1/events[?run=ID]           live run and step changes (text/event-stream)
+//	GET  /                             the operator console (HTML; its data comes from the routes above)
 //
 // Errors are {"error": {"code", "message"}} with a stable code: bad_request,
 // not_found, forbidden, conflict, internal. A message speaks of what the
@@ -53,6 +56,17 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
+	// EventInterval is how often the event stream reads the store while
+	// a stream is open. Zero means DefaultEventInterval.
+	EventInterval time.Duration
+	// EventHeartbeat is how often an idle event stream sends a comment.
+	// Zero means DefaultEventHeartbeat.
+	EventHeartbeat time.Duration
+	// Stop, once closed, ends every event stream. http.Server.Shutdown
+	// waits for requests to finish, and a stream never does on its own:
+	// close Stop from http.Server.RegisterOnShutdown. Nil: streams end
+	// only when their clients go away.
+	Stop <-chan struct{}
 }
 
 // AuditLister lists audit rows; *audit.Log implements it.
@@ -74,7 +88,13 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &server{cfg: cfg}
+	if cfg.EventInterval <= 0 {
+		cfg.EventInterval = DefaultEventInterval
+	}
+	if cfg.EventHeartbeat <= 0 {
+		cfg.EventHeartbeat = DefaultEventHeartbeat
+	}
+	s := &server{cfg: cfg, events: newHub(&cfg)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/runs", s.createRun)
 	mux.HandleFunc("GET /v1/runs", s.listRuns)
@@ -85,13 +105,18 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	mux.HandleFunc("GET /v1/health", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
+	s.eventRoutes(mux)
+	s.consoleRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such endpoint")
 	})
 	return mux, nil
 }
 
-type server struct{ cfg Config }
+type server struct {
+	cfg    Config
+	events *hub
+}
 
 // maxBody caps a request body.
 const maxBody = 1 << 20
@@ -112,11 +137,16 @@ func (s *server) createRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "bad_request", "a run needs a prompt")
 		return
 	}
+	if err := scriptFromText(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "bad_request", err.Error())
+		return
+	}
 	run, err := s.cfg.Runtime.Submit(r.Context(), s.cfg.Actor.ID, &req)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
+	s.events.nudge()
 	writeJSON(w, http.StatusCreated, toRun(run))
 }
 
@@ -188,6 +218,7 @@ func (s *server) cancelRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	took := s.cfg.Now().Sub(start)
+	s.events.nudge()
 	run, err := s.cfg.Store.RunGet(r.Context(), id)
 	if err != nil {
 		s.fail(w, err)
@@ -209,6 +240,7 @@ func (s *server) decide(approve bool) http.HandlerFunc {
 			s.fail(w, err)
 			return
 		}
+		s.events.nudge()
 		run, err := s.cfg.Store.RunGet(r.Context(), id)
 		if err != nil {
 			s.fail(w, err)

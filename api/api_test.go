@@ -49,6 +49,11 @@ type options struct {
 	actor agent.Actor
 	// idle leaves the runtime's worker loop off: runs stay queued.
 	idle bool
+	// configure, if set, changes the API's config before the handler is
+	// made.
+	configure func(*api.Config)
+	// wrap, if set, wraps the API's handler.
+	wrap func(http.Handler) http.Handler
 }
 
 // fixture is the API in front of a real runtime, on a real SQLite store,
@@ -129,9 +134,15 @@ func newFixture(t *testing.T, o options) *fixture {
 		f.audit = audit.New(st, bytes.Repeat([]byte{7}, audit.MinKeySize))
 		cfg.Audit = f.audit
 	}
+	if o.configure != nil {
+		o.configure(&cfg)
+	}
 	h, err := api.NewHandler(cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if o.wrap != nil {
+		h = o.wrap(h)
 	}
 	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
@@ -315,7 +326,6 @@ func TestUnknownEndpoint(t *testing.T) {
 	f := newFixture(t, options{idle: true})
 	run := f.create(finalScript)
 	for _, tt := range []struct{ method, path string }{
-		{"GET", "/"},
 		{"GET", "/v1/nothing"},
 		{"GET", "/v2/runs"},
 		{"DELETE", "/v1/runs/" + run.ID},
@@ -824,10 +834,12 @@ func TestConcurrentApprovals(t *testing.T) {
 }
 
 // faultyStore is the real store, made to fail with an error that names
-// internals when fail is set.
+// internals when fail is set. It counts the reads the event stream makes.
 type faultyStore struct {
 	*sqlstore.Store
-	fail atomic.Bool
+	fail      atomic.Bool
+	runLists  atomic.Int64
+	stepLists atomic.Int64
 }
 
 var errInternal = errors.New("sqlstore: internal detail: database /tmp/secret/andon.db is locked (SQLITE_BUSY)")
@@ -840,10 +852,16 @@ func (s *faultyStore) RunGet(ctx context.Context, id string) (*agent.Run, error)
 }
 
 func (s *faultyStore) RunList(ctx context.Context, f agent.RunFilter) ([]*agent.Run, error) {
+	s.runLists.Add(1)
 	if s.fail.Load() {
 		return nil, errInternal
 	}
 	return s.Store.RunList(ctx, f)
+}
+
+func (s *faultyStore) StepList(ctx context.Context, runID string) ([]*agent.Step, error) {
+	s.stepLists.Add(1)
+	return s.Store.StepList(ctx, runID)
 }
 
 func (s *faultyStore) RunInsert(ctx context.Context, run *agent.Run) error {
