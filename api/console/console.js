@@ -121,7 +121,14 @@
   const fmtMS = (ms) => (ms >= 1000 ? (ms / 1000).toFixed(2) + ' s' : ms.toFixed(ms < 10 ? 2 : 0) + ' ms');
   const pretty = (raw) => { try { return JSON.stringify(raw, null, 2); } catch (e) { return String(raw); } };
   const statusBadge = (s) => el('span', { class: 'status s-' + s, text: s.replaceAll('_', ' ') });
-  const fence = (effect) => (effect ? effect.replaceAll('_', ' ') + ' in flight' : 'clear: no write in flight');
+  // fence describes the write fence: the effect of the write in flight
+  // (reads are not fenced), which stays stamped on a run that ended during
+  // the write.
+  const fence = (run) => {
+    if (!run.pending_effect) return 'clear: no write in flight';
+    const effect = run.pending_effect.replaceAll('_', ' ');
+    return TERMINAL.has(run.status) ? effect + ' stamped: the run ended during this write' : effect + ' in flight';
+  };
   const announce = (msg) => { $('announce').textContent = msg; };
   const setLive = (msg) => { $('live').textContent = msg; };
   function show(id) {
@@ -200,7 +207,7 @@
       el('td', {}, statusBadge(r.status)),
       el('td', { text: r.owner }),
       el('td', { text: fmtTime(r.created_at) }),
-      el('td', { text: fence(r.pending_effect) })));
+      el('td', { text: fence(r) })));
     $('runs-table').tBodies[0].replaceChildren(...rows);
     $('runs-table').hidden = runs.length === 0;
     $('runs-empty').hidden = runs.length > 0;
@@ -308,7 +315,7 @@
     if (!r) return;
     $('run-status').replaceChildren(statusBadge(r.status));
     $('run-reason').textContent = r.reason && r.reason !== r.status ? '(' + r.reason.replaceAll('_', ' ') + ')' : '';
-    $('run-fence').textContent = fence(r.pending_effect);
+    $('run-fence').textContent = fence(r);
     $('run-owner').textContent = r.owner;
     let prompt = '';
     try { prompt = r.request ? r.request.prompt : ''; } catch (e) { prompt = ''; }

@@ -70,7 +70,9 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	}
 	defer a.close()
 	st, auditLog, rt := a.st, a.auditLog, a.rt
-	handler, err := api.NewHandler(api.Config{Runtime: rt, Store: st.store, Audit: auditLog, Logger: logger})
+	// Shutdown waits for requests to end; event streams end when told.
+	streamsDone := make(chan struct{})
+	handler, err := api.NewHandler(api.Config{Runtime: rt, Store: st.store, Audit: auditLog, Logger: logger, Stop: streamsDone})
 	if err != nil {
 		e.errorf("%v", err)
 		return exitFailure
@@ -81,6 +83,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return exitFailure
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	srv.RegisterOnShutdown(func() { close(streamsDone) })
 	fmt.Fprintf(e.stderr, "andon: serving the API on http://%s (database %s, config %s); Ctrl-C stops\n", ln.Addr(), sf.where(), *configPath)
 
 	ctx, stop := context.WithCancel(ctx)

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/api"
+	"github.com/andonhq/andon/mcp/mcptest"
+)
+
+// updateScreenshot, set to 1, makes TestConsoleInBrowser also write the run
+// page's screenshot to docs/console.png (the README shows it).
+const updateScreenshot = "ANDON_UPDATE_SCREENSHOT"
+
+// findChromium returns the path of a Chromium to drive, or "" if there is
+// none.
+func findChromium() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// TestConsoleInBrowser is the issue's browser test: andon serve with the
+// demo config — its mcptest server reached over HTTP here, so that the
+// call goes through egress and leaves an audit row — and the console in
+// headless Chromium: start a run of the demo script (the slow tool) from
+// the console, wait until the call is running, click Cancel, and see the
+// run reach cancelled, the cancelled call in the timeline, and the audit
+// row saying the request went out. The screenshot goes to the test's
+// artifact directory.
+func TestConsoleInBrowser(t *testing.T) {
+	t.Parallel()
+	chromium := findChromium()
+	if chromium == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no chromium to run the console's browser test; .ci/chromium installs it")
+		}
+		t.Skip("no chromium installed (apt-get install -y chromium, or .ci/chromium): skipping the console's browser test")
+	}
+	dir := t.TempDir()
+	env := processEnv(t)
+
+	// The demo's MCP server, over HTTP, recording what it does.
+	rec := filepath.Join(dir, "mcp.jsonl")
+	mcpProc := startAndon(t, dir, env, "mcptest", "serve", "-http", "127.0.0.1:0", "-record", rec)
+	mcpProc.waitOutput("its endpoint", contains("http://"))
+	var endpoint string
+	for line := range strings.SplitSeq(mcpProc.out.String(), "\n") {
+		if strings.HasPrefix(line, "http://") {
+			endpoint = strings.TrimSpace(line)
+			break
+		}
+	}
+	config := fmt.Sprintf(`servers:
+  - name: demo
+    url: %s
+    requires_approval: false
+    effects:
+      echo: read_only
+      slow: read_only
+`, endpoint)
+	writeScript(t, dir, "andon.yaml", config)
+	script := writeScript(t, dir, "demo-slow.yaml", demoScript)
+
+	serve, addr := startServeAPI(t, dir, env)
+	base := "http://" + addr
+	token, err := os.ReadFile(filepath.Join(dir, "andon.token"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium),
+		chromedp.NoSandbox, // tests may run as root
+		chromedp.DisableGPU,
+		chromedp.WindowSize(1200, 1100),
+	)...)
+	defer cancelAlloc()
+	ctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithErrorf(t.Logf))
+	defer cancelBrowser()
+	ctx, cancel := context.WithTimeout(ctx, 6*patience)
+	defer cancel()
+	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			shot := screenshot(ctx, t, "failed.png")
+			t.Fatalf("%s: %v (screenshot %s); serve's output:\n%s", what, err, shot, serve.out.String())
+		}
+	}
+	poll := func(expr string) chromedp.Action[chromedp.Void] { return chromedp.Poll[chromedp.Void](expr) }
+
+	do("opening the console", chromedp.Navigate(base+"/"),
+		poll(`!document.getElementById('runs-view').hidden || !document.getElementById('token-view').hidden`))
+	if len(token) > 0 {
+		if hidden, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById('token-view').hidden`)); err == nil && !hidden {
+			do("giving the console the token",
+				chromedp.SendKeys(chromedp.ID("token-input"), strings.TrimSpace(string(token))),
+				chromedp.Submit(chromedp.ID("token-input")),
+				chromedp.WaitVisible(chromedp.ID("start-form")))
+		}
+	}
+
+	do("starting a run of the demo script",
+		chromedp.WaitVisible(chromedp.ID("start-form")),
+		chromedp.SetUploadFiles(chromedp.ID("start-file"), []string{script}),
+		poll(`document.getElementById('start-script').value.includes('mcp_demo_slow')`),
+		chromedp.Click(chromedp.ID("start-button")),
+		poll(`location.hash.startsWith('#/runs/run_')`))
+	hash, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runID := strings.TrimPrefix(hash, "#/runs/")
+
+	// Running, and the call under way: on the page, and at the server.
+	do("waiting for the call to run",
+		poll(`document.getElementById('run-status').textContent === 'running'`),
+		poll(`document.getElementById('in-progress') !== null`))
+	waitForRecord(t, rec, func(r mcptest.Record) bool { return r.Kind == mcptest.ToolStarted && r.Tool == "slow" })
+
+	do("cancelling",
+		chromedp.WaitEnabled(chromedp.ID("cancel-button")),
+		chromedp.Click(chromedp.ID("cancel-button")),
+		poll(`document.getElementById('run-status').textContent === 'cancelled'`),
+		poll(`document.getElementById('cancel-status').textContent.startsWith('Cancelled. The server took')`),
+		poll(`document.querySelector('#timeline li.k-tool.o-cancelled') !== null`),
+		poll(`document.querySelector('#audit-table tr[data-action="http_call_cancelled"]') !== null`))
+
+	texts, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[
+		document.querySelector('#timeline li.k-tool.o-cancelled').textContent,
+		document.querySelector('#audit-table tr[data-action="http_call_cancelled"]').textContent,
+		document.getElementById('cancel-status').textContent,
+		document.getElementById('run-fence').textContent]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(texts[0], "mcp_demo_slow") {
+		t.Errorf("the cancelled step reads %q, want the slow tool named", texts[0])
+	}
+	if !strings.Contains(texts[1], "Sent: the request") {
+		t.Errorf("the audit row reads %q, want it to say the request was sent", texts[1])
+	}
+	t.Logf("the page says: %s; fence: %s", texts[2], texts[3])
+
+	// The page told the truth: the server saw the cancel, the run is
+	// cancelled, and its audit row says the request left.
+	waitForRecord(t, rec, func(r mcptest.Record) bool { return r.Kind == mcptest.ToolCancelled && r.Tool == "slow" })
+	d, err := (&api.Client{BaseURL: base}).GetRun(ctx, runID)
+	var ae *api.Error
+	if errors.As(err, &ae) && ae.Status == 401 {
+		t.Logf("the API needs a token; not checking the run through it")
+	} else if err != nil {
+		t.Fatal(err)
+	} else if d.Run.Status != string(agent.StatusCancelled) || len(d.Audit) == 0 || d.Audit[0].Action != "http_call_cancelled" || !d.Audit[0].Sent {
+		t.Errorf("the run through the API: %+v, audit %+v", d.Run, d.Audit)
+	}
+
+	path := screenshot(ctx, t, "run-page.png")
+	t.Logf("screenshot of the run page: %s", path)
+	if os.Getenv(updateScreenshot) == "1" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join("..", "..", "docs", "console.png"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Log("wrote docs/console.png")
+	}
+
+	// The page still follows the run's stream: serve stops all the same.
+	serve.stop()
+}
+
+// screenshot saves the page as name in the test's artifact directory
+// (kept with go test -artifacts) and returns its path; "" if it could not.
+func screenshot(ctx context.Context, t *testing.T, name string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), patience)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Logf("screenshot: %v", err)
+		return ""
+	}
+	path := filepath.Join(t.ArtifactDir(), name)
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Logf("screenshot: %v", err)
+		return ""
+	}
+	return path
+}
