@@ -5,10 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -91,13 +96,22 @@ func TestConsoleInBrowser(t *testing.T) {
 	defer cancelAlloc()
 	ctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithErrorf(t.Logf))
 	defer cancelBrowser()
-	ctx, cancel := context.WithTimeout(ctx, 6*patience)
-	defer cancel()
+	// The first action starts the browser, which lives as long as the
+	// context of that action: ctx, not a step's.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
 	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
+		for i, step := range steps {
+			stepCtx, cancel := context.WithTimeout(ctx, 2*patience)
+			err := chromedp.Do(stepCtx, step)
+			cancel()
+			if err == nil {
+				continue
+			}
 			shot := screenshot(ctx, t, "failed.png")
-			t.Fatalf("%s: %v (screenshot %s); serve's output:\n%s", what, err, shot, serve.out.String())
+			t.Fatalf("%s, step %d: %v (screenshot %s); serve's output:\n%s", what, i+1, err, shot, serve.out.String())
 		}
 	}
 	poll := func(expr string) chromedp.Action[chromedp.Void] { return chromedp.Poll[chromedp.Void](expr) }
@@ -108,7 +122,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		if hidden, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById('token-view').hidden`)); err == nil && !hidden {
 			do("giving the console the token",
 				chromedp.SendKeys(chromedp.ID("token-input"), strings.TrimSpace(string(token))),
-				chromedp.Submit(chromedp.ID("token-input")),
+				chromedp.Click(chromedp.ID("token-button")),
 				chromedp.WaitVisible(chromedp.ID("start-form")))
 		}
 	}
@@ -189,7 +203,7 @@ func TestConsoleInBrowser(t *testing.T) {
 // (kept with go test -artifacts) and returns its path; "" if it could not.
 func screenshot(ctx context.Context, t *testing.T, name string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), patience)
+	ctx, cancel := context.WithTimeout(ctx, patience)
 	defer cancel()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
@@ -202,4 +216,148 @@ func screenshot(ctx context.Context, t *testing.T, name string) string {
 		return ""
 	}
 	return path
+}
+
+// TestConsoleTokenAndApproval drives the console through a proxy that
+// demands a bearer token for the API, as andon serve does once it has
+// tokens: the console asks for the token in its form, keeps it in the tab
+// (never a URL or a cookie) and sends it on every API request, the event
+// stream included. Then a run of the demo script on a server whose tools
+// need approval shows the call it waits on, with its arguments; Deny refuses
+// the call, and the runs list shows the outcome.
+func TestConsoleTokenAndApproval(t *testing.T) {
+	t.Parallel()
+	chromium := findChromium()
+	if chromium == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no chromium to run the console's browser test; .ci/chromium installs it")
+		}
+		t.Skip("no chromium installed (apt-get install -y chromium, or .ci/chromium): skipping the console's browser test")
+	}
+	dir := t.TempDir()
+	writeScript(t, dir, "andon.yaml", `servers:
+  - name: demo
+    command: ["@andon", "mcptest", "serve"]
+    env: {GORACE: "atexit_sleep_ms=0"}
+    requires_approval: true
+`)
+	serve, addr := startServeAPI(t, dir, processEnv(t))
+	serveToken, err := os.ReadFile(filepath.Join(dir, "andon.token"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+
+	token := "console-test-" + hexToken(t)
+	var mu sync.Mutex
+	var problems []string
+	unauthorized, streamed := 0, 0
+	target, _ := url.Parse("http://" + addr)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		if strings.Contains(r.URL.String(), token) {
+			problems = append(problems, "the token in a URL: "+r.URL.String())
+		}
+		if r.Header.Get("Cookie") != "" {
+			problems = append(problems, "a cookie on "+r.URL.Path)
+		}
+		if strings.HasPrefix(r.URL.Path, "/v1/") {
+			if r.Header.Get("Authorization") != "Bearer "+token {
+				unauthorized++
+				mu.Unlock()
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusUnauthorized)
+				fmt.Fprint(w, `{"error":{"code":"unauthorized","message":"a token is needed"}}`)
+				return
+			}
+			if r.URL.Path == "/v1/events" {
+				streamed++
+			}
+			r.Header.Del("Authorization")
+			if len(serveToken) > 0 {
+				r.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(serveToken)))
+			}
+		}
+		mu.Unlock()
+		rp.ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1200, 1000))...)
+	defer cancelAlloc()
+	ctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithErrorf(t.Logf))
+	defer cancelBrowser()
+	// The first action starts the browser, which lives as long as the
+	// context of that action: ctx, not a step's.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		for i, step := range steps {
+			stepCtx, cancel := context.WithTimeout(ctx, 2*patience)
+			err := chromedp.Do(stepCtx, step)
+			cancel()
+			if err == nil {
+				continue
+			}
+			shot := screenshot(ctx, t, "failed.png")
+			t.Fatalf("%s, step %d: %v (screenshot %s); serve's output:\n%s", what, i+1, err, shot, serve.out.String())
+		}
+	}
+	poll := func(expr string) chromedp.Action[chromedp.Void] { return chromedp.Poll[chromedp.Void](expr) }
+
+	do("giving the console its token",
+		chromedp.Navigate(proxy.URL+"/"),
+		chromedp.WaitVisible(chromedp.ID("token-input")),
+		poll(`document.activeElement === document.getElementById('token-input')`),
+		chromedp.SendKeys(chromedp.ID("token-input"), token),
+		chromedp.Click(chromedp.ID("token-button")),
+		chromedp.WaitVisible(chromedp.ID("start-form")),
+		poll(`document.getElementById('live').textContent === 'Live'`))
+	ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(
+		`sessionStorage.getItem('andon.token') === %q && localStorage.length === 0 && document.cookie === ''`, token)))
+	if err != nil || !ok {
+		t.Errorf("the token is not kept in session storage alone (%v)", err)
+	}
+
+	do("starting a run from pasted script text",
+		chromedp.SetValue(chromedp.ID("start-script"), demoScript),
+		chromedp.Click(chromedp.ID("start-button")),
+		poll(`location.hash.startsWith('#/runs/run_')`))
+	hash, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runID := strings.TrimPrefix(hash, "#/runs/")
+
+	do("seeing the approval prompt",
+		poll(`!document.getElementById('approval').hidden`),
+		poll(`document.getElementById('approval-tool').textContent === 'mcp_demo_slow'`),
+		poll(`document.getElementById('approval-args').textContent.includes('"ms": 60000')`),
+		poll(`document.getElementById('run-status').textContent === 'waiting for approval'`))
+	do("denying the call",
+		chromedp.Click(chromedp.ID("deny-button")),
+		poll(`document.getElementById('approval').hidden`),
+		poll(`document.querySelector('#timeline li.k-approval.o-denied') !== null`),
+		poll(`document.querySelector('#timeline li.k-tool.o-denied') !== null`),
+		// The model is told of the denial and goes on: the script ends.
+		poll(`document.getElementById('run-status').textContent === 'completed'`))
+	do("seeing the outcome in the runs list",
+		chromedp.Click(chromedp.CSS(`a[href="#/runs"]`)),
+		chromedp.WaitVisible(chromedp.ID("runs-table")),
+		poll(fmt.Sprintf(`(document.querySelector('#runs-table tr[data-run=%q]') || {textContent: ''}).textContent.includes('completed')`, runID)))
+
+	mu.Lock()
+	defer mu.Unlock()
+	if unauthorized == 0 {
+		t.Error("the console never asked the API without a token: the token form was not what a 401 showed")
+	}
+	if streamed == 0 {
+		t.Error("the console's event stream never carried the token")
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
 }
