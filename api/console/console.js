@@ -131,6 +131,9 @@
   };
   const announce = (msg) => { $('announce').textContent = msg; };
   const setLive = (msg) => { $('live').textContent = msg; };
+  // setText changes an element's text only if it differs: a live region
+  // announces every change, and the page re-renders on every event.
+  const setText = (id, text) => { if ($(id).textContent !== text) $(id).textContent = text; };
   function show(id) {
     for (const v of views) $(v).hidden = v !== id;
   }
@@ -144,6 +147,7 @@
     leave();
     leave = () => {};
     if (waitingForToken) return;
+    setLive('');
     const hash = location.hash || '#/runs';
     const m = hash.match(/^#\/runs\/([^/]+)$/);
     $('nav-runs').removeAttribute('aria-current');
@@ -243,6 +247,7 @@
     current = st;
     $('run-title').textContent = 'Run ' + id;
     $('run-error').hidden = true;
+    delete $('run-status').dataset.status;
     for (const f of ['run-status', 'run-reason', 'run-fence', 'run-owner', 'run-prompt', 'run-created', 'run-finished', 'cancel-status', 'approval-status']) $(f).textContent = '';
     $('timeline').replaceChildren();
     $('audit-table').tBodies[0].replaceChildren();
@@ -255,8 +260,8 @@
       if (name === 'run') {
         const before = st.run;
         st.run = data;
+        // The status itself is a live region: no announcement here.
         if (before && before.status !== data.status) {
-          announce('Run ' + id + ' is now ' + data.status.replaceAll('_', ' ') + '.');
           if (TERMINAL.has(data.status)) {
             // Audit rows are written as calls close, just after the end.
             st.timers.push(setTimeout(() => loadDetail(st), 1000), setTimeout(() => loadDetail(st), 3000));
@@ -313,9 +318,12 @@
   function renderRun(st) {
     const r = st.run;
     if (!r) return;
-    $('run-status').replaceChildren(statusBadge(r.status));
+    if ($('run-status').dataset.status !== r.status) {
+      $('run-status').dataset.status = r.status;
+      $('run-status').replaceChildren(statusBadge(r.status));
+    }
     $('run-reason').textContent = r.reason && r.reason !== r.status ? '(' + r.reason.replaceAll('_', ' ') + ')' : '';
-    $('run-fence').textContent = fence(r);
+    setText('run-fence', fence(r));
     $('run-owner').textContent = r.owner;
     let prompt = '';
     try { prompt = r.request ? r.request.prompt : ''; } catch (e) { prompt = ''; }
