@@ -84,7 +84,12 @@
     for (;;) {
       const { value, done } = await reader.read();
       if (done) return;
-      buf += value.replace(/\r\n?/g, '\n');
+      // Line ends may be \r\n, \r or \n; a \r at a chunk's end waits
+      // for the next chunk, which may begin with its \n.
+      buf += value;
+      const cr = buf.endsWith('\r');
+      if (cr) buf = buf.slice(0, -1);
+      buf = buf.replace(/\r\n?/g, '\n');
       let end;
       while ((end = buf.indexOf('\n\n')) >= 0) {
         const block = buf.slice(0, end);
@@ -102,6 +107,7 @@
         }
         if (data.length > 0) onEvent(name, JSON.parse(data.join('\n')));
       }
+      if (cr) buf += '\r';
     }
   }
 

@@ -337,8 +337,9 @@ func TestConsoleTokenAndApproval(t *testing.T) {
 		poll(`document.getElementById('approval-tool').textContent === 'mcp_demo_slow'`),
 		poll(`document.getElementById('approval-args').textContent.includes('"ms": 60000')`),
 		poll(`document.getElementById('run-status').textContent === 'waiting for approval'`))
-	do("denying the call",
-		chromedp.Click(chromedp.ID("deny-button")),
+	do("denying the call, from the keyboard",
+		chromedp.Focus(chromedp.ID("deny-button")),
+		chromedp.KeyEvent("\r"),
 		poll(`document.getElementById('approval').hidden`),
 		poll(`document.querySelector('#timeline li.k-approval.o-denied') !== null`),
 		poll(`document.querySelector('#timeline li.k-tool.o-denied') !== null`),
@@ -348,6 +349,15 @@ func TestConsoleTokenAndApproval(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`a[href="#/runs"]`)),
 		chromedp.WaitVisible(chromedp.ID("runs-table")),
 		poll(fmt.Sprintf(`(document.querySelector('#runs-table tr[data-run=%q]') || {textContent: ''}).textContent.includes('completed')`, runID)))
+	// Servers and tools: the demo server, or — on a server without those
+	// routes — a plain "not available".
+	do("opening servers and tools",
+		chromedp.Click(chromedp.ID("nav-servers")),
+		chromedp.WaitVisible(chromedp.ID("servers-view")),
+		poll(`document.getElementById('servers-status').textContent === 'Not available on this server.' ||
+			document.getElementById('servers-table').textContent.includes('demo')`),
+		poll(`document.getElementById('tools-status').textContent === 'Not available on this server.' ||
+			document.getElementById('tools-table').textContent.includes('mcp_demo_slow')`))
 
 	mu.Lock()
 	defer mu.Unlock()
