@@ -7,6 +7,7 @@
 // Routes (all JSON), with the least role each needs:
 //
 //	POST /v1/runs                      operator  start a run   {"prompt", "model", "script"}
+//	                                             (script: a script object, or a script file's text)
 //	GET  /v1/runs?status=&owner=&limit=&before=
 //	                                   viewer
 //	GET  /v1/runs/{id}                 viewer    the run, its steps and its audit rows
@@ -19,6 +20,8 @@
 //	GET  /v1/health                    anyone    the process answers
 //	GET  /v1/ready                     anyone    … and its store too
 //	GET  /v1/openapi.json              anyone    the OpenAPI document
+//	GET  /v1/events[?run=ID]           viewer    live run and step changes (text/event-stream)
+//	GET  /                             anyone    the operator console (its data comes from the routes above)
 //
 // # Authentication
 //
@@ -87,6 +90,17 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
+	// EventInterval is how often the event stream reads the store while
+	// a stream is open. Zero means DefaultEventInterval.
+	EventInterval time.Duration
+	// EventHeartbeat is how often an idle event stream sends a comment.
+	// Zero means DefaultEventHeartbeat.
+	EventHeartbeat time.Duration
+	// Stop, once closed, ends every event stream. http.Server.Shutdown
+	// waits for requests to finish, and a stream never does on its own:
+	// close Stop from http.Server.RegisterOnShutdown. Nil: streams end
+	// only when their clients go away.
+	Stop <-chan struct{}
 }
 
 // AuditLog lists audit rows and records the API's own (denied requests);
@@ -113,7 +127,13 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &server{cfg: cfg}
+	if cfg.EventInterval <= 0 {
+		cfg.EventInterval = DefaultEventInterval
+	}
+	if cfg.EventHeartbeat <= 0 {
+		cfg.EventHeartbeat = DefaultEventHeartbeat
+	}
+	s := &server{cfg: cfg, events: newHub(&cfg)}
 	s.local = principal{actor: cfg.Actor, role: RoleOperator}
 	if cfg.Actor.Admin {
 		s.local.role = RoleAdmin
@@ -133,6 +153,8 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	})
 	s.route(mux, "GET /v1/ready", anyone, s.ready)
 	s.route(mux, "GET /v1/openapi.json", anyone, serveOpenAPI)
+	s.eventRoutes(mux)
+	s.consoleRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such endpoint")
 	})
@@ -148,7 +170,8 @@ type handler struct {
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
 type server struct {
-	cfg Config
+	cfg    Config
+	events *hub
 	// local is who requests act as without a token store.
 	local principal
 	// routes are the routes registered with route.
@@ -174,11 +197,16 @@ func (s *server) createRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "bad_request", "a run needs a prompt")
 		return
 	}
+	if err := scriptFromText(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "bad_request", err.Error())
+		return
+	}
 	run, err := s.cfg.Runtime.Submit(r.Context(), s.actor(r).ID, &req)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
+	s.events.nudge()
 	writeJSON(w, http.StatusCreated, toRun(run))
 }
 
@@ -250,6 +278,7 @@ func (s *server) cancelRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	took := s.cfg.Now().Sub(start)
+	s.events.nudge()
 	run, err := s.cfg.Store.RunGet(r.Context(), id)
 	if err != nil {
 		s.fail(w, err)
@@ -271,6 +300,7 @@ func (s *server) decide(approve bool) http.HandlerFunc {
 			s.failRun(w, r, err)
 			return
 		}
+		s.events.nudge()
 		run, err := s.cfg.Store.RunGet(r.Context(), id)
 		if err != nil {
 			s.fail(w, err)

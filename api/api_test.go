@@ -52,6 +52,11 @@ type options struct {
 	// tokens turns authentication on, with the store's tokens (and an
 	// audit log, which it needs). f.client then carries an admin token.
 	tokens bool
+	// configure, if set, changes the API's config before the handler is
+	// made.
+	configure func(*api.Config)
+	// wrap, if set, wraps the API's handler.
+	wrap func(http.Handler) http.Handler
 }
 
 // fixture is the API in front of a real runtime, on a real SQLite store,
@@ -136,9 +141,15 @@ func newFixture(t *testing.T, o options) *fixture {
 	if o.tokens {
 		cfg.Tokens = st
 	}
+	if o.configure != nil {
+		o.configure(&cfg)
+	}
 	h, err := api.NewHandler(cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if o.wrap != nil {
+		h = o.wrap(h)
 	}
 	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
@@ -340,7 +351,6 @@ func TestUnknownEndpoint(t *testing.T) {
 	f := newFixture(t, options{idle: true})
 	run := f.create(finalScript)
 	for _, tt := range []struct{ method, path string }{
-		{"GET", "/"},
 		{"GET", "/v1/nothing"},
 		{"GET", "/v2/runs"},
 		{"DELETE", "/v1/runs/" + run.ID},
@@ -849,10 +859,12 @@ func TestConcurrentApprovals(t *testing.T) {
 }
 
 // faultyStore is the real store, made to fail with an error that names
-// internals when fail is set.
+// internals when fail is set. It counts the reads the event stream makes.
 type faultyStore struct {
 	*sqlstore.Store
-	fail atomic.Bool
+	fail      atomic.Bool
+	runLists  atomic.Int64
+	stepLists atomic.Int64
 }
 
 var errInternal = errors.New("sqlstore: internal detail: database /tmp/secret/andon.db is locked (SQLITE_BUSY)")
@@ -865,10 +877,16 @@ func (s *faultyStore) RunGet(ctx context.Context, id string) (*agent.Run, error)
 }
 
 func (s *faultyStore) RunList(ctx context.Context, f agent.RunFilter) ([]*agent.Run, error) {
+	s.runLists.Add(1)
 	if s.fail.Load() {
 		return nil, errInternal
 	}
 	return s.Store.RunList(ctx, f)
+}
+
+func (s *faultyStore) StepList(ctx context.Context, runID string) ([]*agent.Step, error) {
+	s.stepLists.Add(1)
+	return s.Store.StepList(ctx, runID)
 }
 
 func (s *faultyStore) RunInsert(ctx context.Context, run *agent.Run) error {

@@ -77,7 +77,10 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		e.errorf("%v", err)
 		return exitFailure
 	}
-	handler, err := api.NewHandler(api.Config{Runtime: rt, Store: st.store, Audit: auditLog, Tokens: st.store, Catalogue: a.cat, Logger: logger})
+	// Shutdown waits for requests to end; event streams end when told.
+	streamsDone := make(chan struct{})
+	handler, err := api.NewHandler(api.Config{Runtime: rt, Store: st.store, Audit: auditLog, Tokens: st.store, Catalogue: a.cat,
+		Logger: logger, Stop: streamsDone})
 	if err != nil {
 		e.errorf("%v", err)
 		return exitFailure
@@ -88,6 +91,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return exitFailure
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	srv.RegisterOnShutdown(func() { close(streamsDone) })
 	fmt.Fprintf(e.stderr, "andon: serving the API on http://%s (database %s, config %s); Ctrl-C stops\n", ln.Addr(), sf.where(), *configPath)
 
 	ctx, stop := context.WithCancel(ctx)
