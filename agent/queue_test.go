@@ -33,25 +33,8 @@ func TestARescuedJobAsksTheFence(t *testing.T) {
 			tool := b.tools.add(&testTool{name: "work", effect: tt.effect})
 			run := b.submit("alice", turn{Calls: []string{"before"}}, turn{Calls: []string{"work"}}, turn{Final: "done"})
 
-			ctx := context.Background()
-			st := b.store.Store
-			if r, err := st.RunClaimID(ctx, run.ID, "dead-worker", now.Add(time.Minute)); err != nil || r == nil {
-				t.Fatalf("claim: %v, %v", r, err)
-			}
-			for _, step := range []*agent.Step{
-				{RunID: run.ID, Kind: agent.StepModel, Round: 1, Args: []byte(`[{"id":"call_0_0","name":"before","arguments":{}}]`)},
-				{RunID: run.ID, Kind: agent.StepTool, Round: 1, Tool: "before", Outcome: agent.OutcomeOK, Text: "ok"},
-				{RunID: run.ID, Kind: agent.StepModel, Round: 2, Args: []byte(`[{"id":"call_1_0","name":"work","arguments":{}}]`)},
-			} {
-				if err := st.StepAppend(ctx, step); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if tt.effect.IsWrite() {
-				if ok, err := st.RunSetPendingEffect(ctx, run.ID, "dead-worker", tt.effect, now.Add(time.Minute)); !ok || err != nil {
-					t.Fatalf("stamping the fence: %v, %v", ok, err)
-				}
-			}
+			abandonMidCall(t, b, run.ID, tt.effect, now.Add(time.Minute))
+			ctx, st := context.Background(), b.store.Store
 			now = now.Add(2 * time.Minute) // the lease lapses
 			if err := b.rt.Work(ctx, run.ID); err != nil {
 				t.Fatalf("Work = %v", err)

@@ -30,30 +30,9 @@ func TestReaperAsksTheFence(t *testing.T) {
 			tool := b.tools.add(&testTool{name: "work", effect: tt.effect})
 			run := b.submit("alice", turn{Calls: []string{"before"}}, turn{Calls: []string{"work"}}, turn{Final: "done"})
 
-			// A worker that dies: it claims the run, records the first
-			// call, and stamps the fence of the second, then vanishes.
-			ctx := context.Background()
-			st := b.store.Store
-			claimed, err := st.RunClaim(ctx, "dead-worker", now.Add(time.Minute))
-			if err != nil || claimed == nil {
-				t.Fatalf("claim: %v, %v", claimed, err)
-			}
-			for _, step := range []*agent.Step{
-				{RunID: run.ID, Kind: agent.StepModel, Round: 1, Args: []byte(`[{"id":"call_0_0","name":"before","arguments":{}}]`)},
-				{RunID: run.ID, Kind: agent.StepTool, Round: 1, Tool: "before", Outcome: agent.OutcomeOK, Text: "ok"},
-				{RunID: run.ID, Kind: agent.StepModel, Round: 2, Args: []byte(`[{"id":"call_1_0","name":"work","arguments":{}}]`)},
-			} {
-				if err := st.StepAppend(ctx, step); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if tt.effect.IsWrite() {
-				if ok, err := st.RunSetPendingEffect(ctx, run.ID, "dead-worker", tt.effect, now.Add(time.Minute)); !ok || err != nil {
-					t.Fatalf("stamping the fence: %v, %v", ok, err)
-				}
-			}
+			abandonMidCall(t, b, run.ID, tt.effect, now.Add(time.Minute))
 			now = now.Add(2 * time.Minute) // the lease lapses
-			b.rt.Reap(ctx)
+			b.rt.Reap(context.Background())
 			b.start()
 			got := b.waitStatus(run.ID, tt.want)
 			if tt.want == agent.StatusFailed {
@@ -123,5 +102,31 @@ func TestShutdownMidWriteLeavesTheFence(t *testing.T) {
 	}
 	if write.calls.Load() != 1 {
 		t.Errorf("calls = %d", write.calls.Load())
+	}
+}
+
+// abandonMidCall plays a worker that dies: it claims the run, records the
+// first call (a write, done), stamps the fence of the second call (of
+// effect, if a write) with a lease until leaseUntil, and vanishes.
+func abandonMidCall(t *testing.T, b *testBundle, runID string, effect agent.Effect, leaseUntil time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	st := b.store.Store
+	if r, err := st.RunClaimID(ctx, runID, "dead-worker", leaseUntil); err != nil || r == nil {
+		t.Fatalf("claim: %v, %v", r, err)
+	}
+	for _, step := range []*agent.Step{
+		{RunID: runID, Kind: agent.StepModel, Round: 1, Args: []byte(`[{"id":"call_0_0","name":"before","arguments":{}}]`)},
+		{RunID: runID, Kind: agent.StepTool, Round: 1, Tool: "before", Outcome: agent.OutcomeOK, Text: "ok"},
+		{RunID: runID, Kind: agent.StepModel, Round: 2, Args: []byte(`[{"id":"call_1_0","name":"work","arguments":{}}]`)},
+	} {
+		if err := st.StepAppend(ctx, step); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if effect.IsWrite() {
+		if ok, err := st.RunSetPendingEffect(ctx, runID, "dead-worker", effect, leaseUntil); !ok || err != nil {
+			t.Fatalf("stamping the fence: %v, %v", ok, err)
+		}
 	}
 }
