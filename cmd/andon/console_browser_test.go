@@ -89,33 +89,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	token := strings.TrimSpace(string(tokenText))
 
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium),
-		chromedp.NoSandbox, // tests may run as root
-		chromedp.DisableGPU,
-		chromedp.WindowSize(1200, 1100),
-	)...)
-	defer cancelAlloc()
-	ctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithErrorf(t.Logf))
-	defer cancelBrowser()
-	// The first action starts the browser, which lives as long as the
-	// context of that action: ctx, not a step's.
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
-	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		for i, step := range steps {
-			stepCtx, cancel := context.WithTimeout(ctx, 2*patience)
-			err := chromedp.Do(stepCtx, step)
-			cancel()
-			if err == nil {
-				continue
-			}
-			shot := screenshot(ctx, t, "failed.png")
-			t.Fatalf("%s, step %d: %v (screenshot %s); serve's output:\n%s", what, i+1, err, shot, serve.out.String())
-		}
-	}
+	ctx, do := openBrowser(t, chromium, 1200, 1100, serve)
 	poll := func(expr string) chromedp.Action[chromedp.Void] { return chromedp.Poll[chromedp.Void](expr) }
 
 	do("opening the console, which asks for a token",
@@ -280,29 +254,7 @@ func TestConsoleTokenAndApproval(t *testing.T) {
 	}))
 	defer proxy.Close()
 
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1200, 1000))...)
-	defer cancelAlloc()
-	ctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithErrorf(t.Logf))
-	defer cancelBrowser()
-	// The first action starts the browser, which lives as long as the
-	// context of that action: ctx, not a step's.
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
-	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		for i, step := range steps {
-			stepCtx, cancel := context.WithTimeout(ctx, 2*patience)
-			err := chromedp.Do(stepCtx, step)
-			cancel()
-			if err == nil {
-				continue
-			}
-			shot := screenshot(ctx, t, "failed.png")
-			t.Fatalf("%s, step %d: %v (screenshot %s); serve's output:\n%s", what, i+1, err, shot, serve.out.String())
-		}
-	}
+	ctx, do := openBrowser(t, chromium, 1200, 1000, serve)
 	poll := func(expr string) chromedp.Action[chromedp.Void] { return chromedp.Poll[chromedp.Void](expr) }
 
 	do("giving the console its token",
@@ -366,5 +318,40 @@ func TestConsoleTokenAndApproval(t *testing.T) {
 	}
 	for _, p := range problems {
 		t.Error(p)
+	}
+}
+
+// openBrowser starts headless chromium for the test, with a window of
+// width × height, and returns its context and a function that does steps
+// in it: a step that fails ends the test with a screenshot and serve's
+// output.
+func openBrowser(t *testing.T, chromium string, width, height int, serve *andonProc) (context.Context, func(what string, steps ...chromedp.Action[chromedp.Void])) {
+	t.Helper()
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium),
+		chromedp.NoSandbox, // tests may run as root
+		chromedp.DisableGPU,
+		chromedp.WindowSize(width, height),
+	)...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithErrorf(t.Logf))
+	t.Cleanup(cancelBrowser)
+	// The first action starts the browser, which lives as long as the
+	// context of that action: ctx, not a step's.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	return ctx, func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		for i, step := range steps {
+			stepCtx, cancel := context.WithTimeout(ctx, 2*patience)
+			err := chromedp.Do(stepCtx, step)
+			cancel()
+			if err == nil {
+				continue
+			}
+			shot := screenshot(ctx, t, "failed.png")
+			t.Fatalf("%s, step %d: %v (screenshot %s); serve's output:\n%s", what, i+1, err, shot, serve.out.String())
+		}
 	}
 }
