@@ -150,4 +150,5 @@ func benchCancelAcross(b *testing.B, postgres, notify bool) {
 	b.ReportMetric(ms(latencies[len(latencies)-1]), "max-ms")
 	b.ReportMetric(float64(len(latencies)), "cancels")
 	b.ReportMetric(ms(percentile(returns, 50)), "returned-p50-ms")
+	b.ReportMetric(ms(percentile(returns, 99)), "returned-p99-ms")
 }
