@@ -96,9 +96,9 @@ func TestWorkLeavesALiveOrFinishedRunAlone(t *testing.T) {
 	}
 }
 
-// With River as the queue, runs are handed out by River; a cancel
-// committed by another process reaches the call in flight through the
-// run's job — the watcher's poll is an hour away — and the run ends
+// With River as the queue, runs are handed out by River; a cancel made by
+// another process (the row, then the run's job) reaches the call in flight
+// through the job — the watcher's poll is an hour away — and the run ends
 // cancelled with its call's outcome recorded.
 func TestRiverQueueRunsRunsAndCarriesACancel(t *testing.T) {
 	t.Parallel()
@@ -125,6 +125,9 @@ func TestRiverQueueRunsRunsAndCarriesACancel(t *testing.T) {
 	defer other.Close()
 	if ok, err := other.RunFinish(context.Background(), slow.ID, "", agent.StatusCancelled, agent.ReasonCancelled, ""); !ok || err != nil {
 		t.Fatalf("cancel from another store: %v, %v", ok, err)
+	}
+	if err := other.CancelRunJob(context.Background(), slow.ID); err != nil {
+		t.Fatal(err)
 	}
 	waitSteps(t, b, slow.ID, 2)
 	if steps := b.steps(slow.ID); steps[1].Outcome != agent.OutcomeCancelled {

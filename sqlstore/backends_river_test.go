@@ -49,22 +49,34 @@ func TestAQueuedRunIsAJobInsertedWithItsRow(t *testing.T) {
 	})
 }
 
-func TestCancellingARunCancelsItsJob(t *testing.T) {
+func TestCancelRunJobCancelsTheJobOfACancelledRun(t *testing.T) {
 	onEachBackend(t, func(t *testing.T, open func(t *testing.T) fullStore) {
 		s := open(t)
 		ctx := t.Context()
 		if err := s.RunInsert(ctx, queuedRun("r1")); err != nil {
 			t.Fatal(err)
 		}
+		// Not cancelled yet: the job stays.
+		if err := s.CancelRunJob(ctx, "r1"); err != nil {
+			t.Fatal(err)
+		}
+		if _, state, _, _ := s.RunJob(t, "r1"); state != "available" {
+			t.Fatalf("job of a queued run is %q after CancelRunJob; want available (the row says queued)", state)
+		}
 		if ok, err := s.RunFinish(ctx, "r1", "", agent.StatusCancelled, agent.ReasonCancelled, ""); !ok || err != nil {
 			t.Fatalf("RunFinish(cancelled) = %v, %v", ok, err)
+		}
+		if err := s.CancelRunJob(ctx, "r1"); err != nil {
+			t.Fatal(err)
 		}
 		if _, state, _, _ := s.RunJob(t, "r1"); state != "cancelled" {
 			t.Fatalf("job of a cancelled queued run is %q; want cancelled", state)
 		}
-		// A lost cancel (the run is finished already) changes nothing.
-		if ok, err := s.RunFinish(ctx, "r1", "", agent.StatusCancelled, agent.ReasonCancelled, ""); ok || err != nil {
-			t.Fatalf("second RunFinish(cancelled) = %v, %v; want false, nil", ok, err)
+		// Again, and for runs without a job: nothing to do, no error.
+		for _, id := range []string{"r1", "missing"} {
+			if err := s.CancelRunJob(ctx, id); err != nil {
+				t.Fatalf("CancelRunJob(%s) = %v", id, err)
+			}
 		}
 	})
 }
@@ -193,8 +205,8 @@ func TestQueueHandsOutARunAgainAfterAnError(t *testing.T) {
 	})
 }
 
-// A cancel committed by another process (a second store on the same
-// database) ends the context of the work holding the run's job.
+// A cancel made by another process (a second store on the same database)
+// ends the context of the work holding the run's job.
 func TestCancelFromAnotherStoreEndsTheJobsContext(t *testing.T) {
 	onEachBackend(t, func(t *testing.T, open func(t *testing.T) fullStore) {
 		worker, other := open(t), open(t)
@@ -216,6 +228,9 @@ func TestCancelFromAnotherStoreEndsTheJobsContext(t *testing.T) {
 		}
 		if ok, err := other.RunFinish(t.Context(), "r1", "", agent.StatusCancelled, agent.ReasonCancelled, ""); !ok || err != nil {
 			t.Fatalf("RunFinish(cancelled) = %v, %v", ok, err)
+		}
+		if err := other.CancelRunJob(t.Context(), "r1"); err != nil {
+			t.Fatal(err)
 		}
 		select {
 		case cause := <-ended:

@@ -1,6 +1,7 @@
 package sqlstore_test
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -14,6 +15,7 @@ type fullStore interface {
 	storetest.Store
 	agent.Store
 	Queue(sqlstore.QueueOptions) agent.Queue
+	CancelRunJob(ctx context.Context, id string) error
 	RunJob(t interface{ Fatal(...any) }, id string) (jobID int64, state, argRun string, ok bool)
 	RunJobs(t interface{ Fatal(...any) }) int
 	Close() error

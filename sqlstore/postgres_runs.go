@@ -138,3 +138,20 @@ func (a *pgArgs) add(v any) string {
 	*a = append(*a, v)
 	return "$" + strconv.Itoa(len(*a))
 }
+
+// CancelRunJob is [Store.CancelRunJob] on PostgreSQL, where River tells the
+// worker holding the job by NOTIFY.
+func (s *PGStore) CancelRunJob(ctx context.Context, id string) error {
+	var jobID *int64
+	err := s.pool.QueryRow(ctx, `SELECT job_id FROM runs WHERE id = $1 AND status = 'cancelled'`, id).Scan(&jobID)
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && jobID == nil {
+		return nil
+	}
+	if err == nil {
+		err = s.jobs.cancel(ctx, *jobID)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlstore: cancelling the job of run %s: %w", id, err)
+	}
+	return nil
+}

@@ -145,31 +145,7 @@ func (s *PGStore) RunFinish(ctx context.Context, id, owner string, to agent.Stat
 		stmt += ` AND lease_owner = $6`
 		args = append(args, owner)
 	}
-	if to != agent.StatusCancelled {
-		return s.transition(ctx, what, stmt, args...)
-	}
-	// A cancel cancels the run's job with it, as on SQLite; River's
-	// NOTIFY to the worker holding it goes out at commit.
-	won := false
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		var jobID *int64
-		err := tx.QueryRow(ctx, stmt+` RETURNING job_id`, args...).Scan(&jobID)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		won = true
-		if jobID == nil {
-			return nil
-		}
-		return s.jobs.cancel(ctx, tx, *jobID)
-	})
-	if err != nil {
-		return false, fmt.Errorf("sqlstore: %s: %w", what, err)
-	}
-	return won, nil
+	return s.transition(ctx, what, stmt, args...)
 }
 
 // RunRequeue implements [agent.Store] as [Store.RunRequeue] does, refusing

@@ -18,7 +18,8 @@ import (
 // River is the job engine on both backends (riversqlite, riverpgxv5): a
 // queued run is a River job, inserted in the same transaction as the row
 // that queues it — a new run, a requeue after an approval, a requeue of a
-// run whose worker died — and cancelled in the same transaction as the run.
+// run whose worker died. Once a run is cancelled, CancelRunJob cancels its
+// job, which tells the worker holding it.
 // The job carries only the run's id. River decides which worker looks at
 // which run, when, and again after an error or a vanished worker; the run
 // row decides what that worker does (agent.Runtime.Work).
@@ -106,11 +107,11 @@ func (j *jobs[TTx]) enqueue(ctx context.Context, tx TTx, runID string) (int64, e
 	return res.Job.ID, nil
 }
 
-// cancel cancels job jobID in tx: a job not yet worked never will be, and
-// the worker holding a running one has its context cancelled once tx
-// commits (PostgreSQL NOTIFY, or riversqlite's notification table).
-func (j *jobs[TTx]) cancel(ctx context.Context, tx TTx, jobID int64) error {
-	if _, err := j.client.JobCancelTx(ctx, tx, jobID); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
+// cancel cancels job jobID: a job not yet worked never will be, and the
+// client working a running one has its context cancelled (PostgreSQL
+// NOTIFY, or riversqlite's notification table).
+func (j *jobs[TTx]) cancel(ctx context.Context, jobID int64) error {
+	if _, err := j.client.JobCancel(ctx, jobID); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
 		return fmt.Errorf("cancelling job %d: %w", jobID, err)
 	}
 	return nil

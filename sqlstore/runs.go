@@ -192,3 +192,24 @@ func nullBytes(b []byte) any {
 	}
 	return []byte(b)
 }
+
+// CancelRunJob cancels the River job of run id, which must be cancelled
+// already: a job not yet worked is never handed out, and the worker
+// holding a running one hears of it (riversqlite's notification table)
+// and has its watcher read the run's row. It is a hint, made after the
+// cancel, not part of it: the row is what says cancelled. A run without a
+// job, or a job already finished, is not an error.
+func (s *Store) CancelRunJob(ctx context.Context, id string) error {
+	var jobID sql.NullInt64
+	err := s.db.QueryRowContext(ctx, `SELECT job_id FROM runs WHERE id = ? AND status = 'cancelled'`, id).Scan(&jobID)
+	if errors.Is(err, sql.ErrNoRows) || err == nil && !jobID.Valid {
+		return nil
+	}
+	if err == nil {
+		err = s.jobs.cancel(ctx, jobID.Int64)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlstore: cancelling the job of run %s: %w", id, err)
+	}
+	return nil
+}

@@ -159,31 +159,7 @@ func (s *Store) RunFinish(ctx context.Context, id, owner string, to agent.Status
 		stmt += ` AND lease_owner = ?`
 		args = append(args, owner)
 	}
-	if to != agent.StatusCancelled {
-		return s.transition(ctx, what, stmt, args...)
-	}
-	// A cancel cancels the run's job with it: a queued run is never
-	// handed out, and a running one's worker hears of it from River too.
-	won := false
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		var jobID sql.NullInt64
-		err := tx.QueryRowContext(ctx, stmt+` RETURNING job_id`, args...).Scan(&jobID)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		won = true
-		if !jobID.Valid {
-			return nil
-		}
-		return s.jobs.cancel(ctx, tx, jobID.Int64)
-	})
-	if err != nil {
-		return false, fmt.Errorf("sqlstore: %s: %w", what, err)
-	}
-	return won, nil
+	return s.transition(ctx, what, stmt, args...)
 }
 
 // RunRequeue implements [agent.Store]: running and held by owner → queued,

@@ -73,6 +73,7 @@ type store interface {
 	api.TokenStore
 	SchemaVersion(ctx context.Context) (int, error)
 	Queue(sqlstore.QueueOptions) agent.Queue
+	CancelRunJob(ctx context.Context, id string) error
 	Close() error
 }
 

@@ -14,7 +14,8 @@ import (
 	"github.com/andonhq/andon/sqlstore"
 )
 
-// notifyTimeout bounds the NOTIFY that tells other processes of a cancel.
+// notifyTimeout bounds the NOTIFY and the job cancel that tell other
+// processes of a cancel.
 const notifyTimeout = 5 * time.Second
 
 func runWorker(ctx context.Context, e *env, args []string) int {
@@ -191,19 +192,23 @@ func (s *stores) bus(rf *runtimeFlags) (cancelBus, bool) {
 }
 
 // announceCancel returns the runtime's OnCancel hook: it tells the other
-// processes on the database of every run this one cancels. Nil without a
-// bus. A failed announcement is logged; the others' polls still see the
-// cancel.
+// processes on the database of every run this one cancels — first by the
+// store's bus (NOTIFY), if there is one and rf lets it be used, then by
+// cancelling the run's River job, which reaches the worker holding it on
+// either backend. A failed announcement is logged; the others' polls still
+// see the cancel.
 func (s *stores) announceCancel(rf *runtimeFlags, logger *slog.Logger) func(runID string) {
-	b, ok := s.bus(rf)
-	if !ok {
-		return nil
-	}
+	b, notify := s.bus(rf)
 	return func(runID string) {
 		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
 		defer cancel()
-		if err := b.NotifyCancelled(ctx, runID); err != nil {
-			logger.Warn("andon: telling other processes of a cancel failed; their watchers' poll will see it", "run", runID, "error", err)
+		if notify {
+			if err := b.NotifyCancelled(ctx, runID); err != nil {
+				logger.Warn("andon: telling other processes of a cancel failed; their watchers' poll will see it", "run", runID, "error", err)
+			}
+		}
+		if err := s.store.CancelRunJob(ctx, runID); err != nil {
+			logger.Warn("andon: cancelling a run's job failed; the worker's poll will see the cancel", "run", runID, "error", err)
 		}
 	}
 }
