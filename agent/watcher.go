@@ -163,7 +163,7 @@ func (w *Watcher) poll(ctx context.Context) {
 // StoreReads returns how many times the watcher has read run statuses from
 // the store, failed reads included: polls, one query per interval however
 // many runs are watched (none while nothing is), and fresh reads, one per
-// [Watcher.Watch].
+// [Watcher.Watch] and per [Watcher.Check].
 func (w *Watcher) StoreReads() (polls, fresh uint64) {
 	return w.pollReads.Load(), w.freshReads.Load()
 }

@@ -21,7 +21,7 @@ import (
 //	andon_tool_calls_total{server,outcome}            counter
 //	andon_tool_call_duration_seconds{server,outcome}  histogram
 //	andon_cancel_to_wire_seconds{transport}           histogram
-//	andon_watcher_store_reads_total{read}             counter: read is poll or watch
+//	andon_watcher_store_reads_total{read}             counter: read is poll or watch (fresh)
 //	andon_runs{status}                                gauge, on the API's /metrics only
 //
 // plus the Go runtime's and the process's own (go_*, process_*). outcome is
@@ -101,7 +101,7 @@ func (m *Metrics) CountWatcherReads(w *agent.Watcher) error {
 	for _, read := range []string{"poll", "watch"} {
 		c := prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name:        "andon_watcher_store_reads_total",
-			Help:        "Run-status reads the cancel watcher made: one per poll however many calls are in flight (read=poll), one per watched call or segment (read=watch).",
+			Help:        "Run-status reads the cancel watcher made: one per poll however many calls are in flight (read=poll), one fresh read per watched run segment or re-check (read=watch).",
 			ConstLabels: prometheus.Labels{"read": read},
 		}, func() float64 {
 			polls, fresh := w.StoreReads()
