@@ -14,11 +14,18 @@ import (
 	"github.com/andonhq/andon/mcp/mcptest"
 )
 
-// scrapeMetrics GETs url and returns its samples by series, as the
-// Prometheus text format writes them.
-func scrapeMetrics(t *testing.T, url string) map[string]float64 {
+// scrapeMetrics GETs url, with token if not empty, and returns its
+// samples by series, as the Prometheus text format writes them.
+func scrapeMetrics(t *testing.T, url, token string) map[string]float64 {
 	t.Helper()
-	resp, err := (&http.Client{Timeout: patience}).Get(url)
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := (&http.Client{Timeout: patience}).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +53,8 @@ func scrapeMetrics(t *testing.T, url string) map[string]float64 {
 	return out
 }
 
-// A worker serves its metrics on --metrics-addr: the call it made and
+// A worker serves its metrics on --metrics-addr (no token: loopback only,
+// and nothing there but counts): the call it made and
 // whose cancel it put on the wire; the API process serves the runs by
 // status. Each process reports what it did: the API process made no call.
 func TestMetricsAcrossProcesses(t *testing.T) {
@@ -75,7 +83,7 @@ func TestMetricsAcrossProcesses(t *testing.T) {
 	var wm map[string]float64
 	deadline := time.Now().Add(patience)
 	for {
-		wm = scrapeMetrics(t, "http://"+metricsAddr+"/metrics")
+		wm = scrapeMetrics(t, "http://"+metricsAddr+"/metrics", "")
 		if wm[`andon_cancel_to_wire_seconds_count{transport="stdio"}`] >= 1 || time.Now().After(deadline) {
 			break
 		}
@@ -100,7 +108,17 @@ func TestMetricsAcrossProcesses(t *testing.T) {
 		}
 	}
 
-	am := scrapeMetrics(t, "http://"+addr+"/metrics")
+	// The API's needs a token (a viewer's would do); the worker's, on
+	// loopback only, does not.
+	if resp, err := (&http.Client{Timeout: patience}).Get("http://" + addr + "/metrics"); err != nil {
+		t.Error(err)
+	} else {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("API GET /metrics without a token: %s, want 401", resp.Status)
+		}
+	}
+	am := scrapeMetrics(t, "http://"+addr+"/metrics", readToken(t, dir))
 	if got := am[`andon_runs{status="cancelled"}`]; got != 1 {
 		t.Errorf(`API: andon_runs{status="cancelled"} = %v, want 1`, got)
 	}
