@@ -59,7 +59,8 @@ type Options struct {
 
 	// OnCall, if set, is told of every call of a tool once it has ended
 	// (see [CallReport]); not of a tool an operator has disabled, which is
-	// not called. Nil costs nothing.
+	// not called. It runs on the caller's goroutine before Call returns:
+	// keep it short. Nil costs nothing.
 	OnCall func(CallReport)
 }
 

@@ -2,6 +2,7 @@ package catalogue_test
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -67,5 +68,25 @@ func TestOnCallReportsEveryCall(t *testing.T) {
 	}
 	if !slices.Equal(have, want) {
 		t.Errorf("OnCall reports:\n got %v\nwant %v", have, want)
+	}
+}
+
+// A tool an operator has disabled is not called, and OnCall is not told.
+func TestOnCallIsNotToldOfADisabledTool(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "andon.db"))
+	var told []string
+	f := newFixture(t, []catalogue.Server{{Name: "s", Command: stdio}}, nil, &catalogue.Options{
+		Settings: st,
+		OnCall:   func(r catalogue.CallReport) { told = append(told, r.Tool+" "+string(r.Outcome)) },
+	})
+	f.tool("mcp_s_echo") // import first
+	setTool(t, f.cat, "mcp_s_echo", catalogue.ToolChange{Enabled: ptr(false)})
+	res, err := f.call(context.Background(), "mcp_s_echo", `{"text":"hi"}`)
+	wantResult(t, res, err, agent.OutcomeFailed, "disabled by an operator")
+	setTool(t, f.cat, "mcp_s_echo", catalogue.ToolChange{Enabled: ptr(true)})
+	res, err = f.call(context.Background(), "mcp_s_echo", `{"text":"back"}`)
+	wantResult(t, res, err, agent.OutcomeOK, "back")
+	if want := []string{"mcp_s_echo ok"}; !slices.Equal(told, want) {
+		t.Errorf("OnCall was told %v, want %v", told, want)
 	}
 }
