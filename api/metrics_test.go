@@ -21,6 +21,8 @@ import (
 	"github.com/andonhq/andon/mcp"
 	"github.com/andonhq/andon/mcp/mcptest"
 	"github.com/andonhq/andon/sqlstore"
+	"github.com/andonhq/andon/sqlstore/pgtest"
+	"github.com/andonhq/andon/sqlstore/storetest"
 )
 
 // metricsFixture is the API in front of a real runtime on a real SQLite
@@ -328,5 +330,72 @@ func TestMetricsNeedAViewer(t *testing.T) {
 	status, _, body = f.request("GET", "/metrics", "Bearer "+f.token("watcher", api.RoleViewer), "")
 	if status != http.StatusOK || !strings.Contains(string(body), `andon_runs{status="queued"} 1`) {
 		t.Errorf("GET /metrics as a viewer: %d\n%s", status, body)
+	}
+}
+
+// andon_runs is the store's count by status, on SQLite and on PostgreSQL.
+func TestMetricsRunsMatchTheStore(t *testing.T) {
+	t.Parallel()
+	backends := map[string]func(t *testing.T) storetest.RunCounter{
+		"sqlite": func(t *testing.T) storetest.RunCounter {
+			st, err := sqlstore.Open(context.Background(), filepath.Join(t.TempDir(), "andon.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st
+		},
+		"postgres": func(t *testing.T) storetest.RunCounter {
+			st, err := sqlstore.OpenPostgres(context.Background(), pgtest.Schema(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st
+		},
+	}
+	for name, open := range backends {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			store := open(t)
+			ctx := context.Background()
+			n := 0
+			for status, count := range map[agent.Status]int{agent.StatusQueued: 3, agent.StatusRunning: 2, agent.StatusCompleted: 4, agent.StatusCancelled: 1} {
+				for range count {
+					n++
+					run := &agent.Run{ID: fmt.Sprintf("run_%02d", n), Owner: "alice", Request: json.RawMessage(`{"prompt":"p"}`), Status: status}
+					if err := store.RunInsert(ctx, run); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			rt, err := agent.New(agent.Config{Store: store, Tools: emptyCatalogue(t), NewModel: newScriptModel}) // never run
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rt.Close()
+			h, err := api.NewHandler(api.Config{Runtime: rt, Store: store})
+			if err != nil {
+				t.Fatal(err)
+			}
+			hs := httptest.NewServer(h)
+			defer hs.Close()
+			m := scrape(t, hs.Client(), hs.URL)
+
+			counts, err := store.RunCountByStatus(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if counts[agent.StatusCompleted] != 4 || counts[agent.StatusRunning] != 2 {
+				t.Fatalf("the store counts %v", counts)
+			}
+			for _, status := range []agent.Status{agent.StatusQueued, agent.StatusRunning, agent.StatusWaitingForApproval,
+				agent.StatusWaitingForInput, agent.StatusCompleted, agent.StatusFailed, agent.StatusCancelled} {
+				series := fmt.Sprintf("andon_runs{status=%q}", status)
+				if got, ok := m[series]; !ok || got != float64(counts[status]) {
+					t.Errorf("%s = %v (present: %v), the store says %d", series, got, ok, counts[status])
+				}
+			}
+		})
 	}
 }
