@@ -43,19 +43,16 @@ type Metrics struct {
 	logger       *slog.Logger
 }
 
-// Buckets, in seconds: tool calls run from milliseconds to minutes; a
-// cancel reaches the wire in well under a millisecond on stdio and in a
-// few on HTTP.
-var (
-	callBuckets   = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}
-	cancelBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 5}
-)
-
 // NewMetrics returns a process's metrics. A nil logger discards.
 func NewMetrics(logger *slog.Logger) *Metrics {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	// Buckets, in seconds: tool calls run from milliseconds to minutes; a
+	// cancel reaches the wire in well under a millisecond on stdio and in
+	// a few on HTTP.
+	callBuckets := []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+	cancelBuckets := []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 5}
 	m := &Metrics{
 		reg:    prometheus.NewRegistry(),
 		logger: logger,
