@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -36,6 +37,8 @@ type Watcher struct {
 
 	mu      sync.Mutex
 	watched map[string]map[*watch]struct{} // by run id
+
+	pollReads, freshReads atomic.Uint64 // see StoreReads
 }
 
 type watch struct {
@@ -93,6 +96,7 @@ func (w *Watcher) Watch(ctx context.Context, runID string) (_ context.Context, s
 
 // isCancelled reads one run's status. A store error is not a cancellation.
 func (w *Watcher) isCancelled(ctx context.Context, runID string) bool {
+	w.freshReads.Add(1)
 	statuses, err := w.store.RunStatuses(context.WithoutCancel(ctx), []string{runID})
 	if err != nil {
 		w.logger.Warn("agent: reading run status failed; treating the run as not cancelled", "run", runID, "error", err)
@@ -141,6 +145,7 @@ func (w *Watcher) poll(ctx context.Context) {
 	if len(ids) == 0 {
 		return
 	}
+	w.pollReads.Add(1)
 	statuses, err := w.store.RunStatuses(ctx, ids)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -153,4 +158,12 @@ func (w *Watcher) poll(ctx context.Context) {
 			w.Cancelled(id)
 		}
 	}
+}
+
+// StoreReads returns how many times the watcher has read run statuses from
+// the store, failed reads included: polls, one query per interval however
+// many runs are watched (none while nothing is), and fresh reads, one per
+// [Watcher.Watch] and per [Watcher.Check].
+func (w *Watcher) StoreReads() (polls, fresh uint64) {
+	return w.pollReads.Load(), w.freshReads.Load()
 }

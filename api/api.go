@@ -21,6 +21,7 @@
 //	GET  /v1/ready                     anyone    … and its store too
 //	GET  /v1/openapi.json              anyone    the OpenAPI document
 //	GET  /v1/events[?run=ID]           viewer    live run and step changes (text/event-stream)
+//	GET  /metrics                      viewer    Prometheus metrics (see [Metrics])
 //	GET  /                             anyone    the operator console (its data comes from the routes above)
 //
 // # Authentication
@@ -86,6 +87,9 @@ type Config struct {
 	// Actor is who every request acts as when Tokens is nil. Zero means
 	// {ID: "local", Admin: true}.
 	Actor agent.Actor
+	// Metrics are the process's metrics, served on GET /metrics with the
+	// runs counted from Store. Nil means a fresh, empty set.
+	Metrics *Metrics
 	// Logger receives request failures. Nil means discard.
 	Logger *slog.Logger
 	// Now is the clock. Nil means time.Now.
@@ -148,6 +152,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.route(mux, "GET /v1/audit", RoleViewer, s.listAudit)
 	s.route(mux, "GET /v1/whoami", RoleViewer, s.whoami)
 	s.toolRoutes(mux)
+	s.routeMetrics(mux) // GET /metrics, role viewer
 	s.route(mux, "GET /v1/health", anyone, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

@@ -56,6 +56,12 @@ type Options struct {
 	// DefaultSettingsMaxAge; negative means read them on every List and
 	// Lookup.
 	SettingsMaxAge time.Duration
+
+	// OnCall, if set, is told of every call of a tool once it has ended
+	// (see [CallReport]); not of a tool an operator has disabled, which is
+	// not called. It runs on the caller's goroutine before Call returns:
+	// keep it short. Nil costs nothing.
+	OnCall func(CallReport)
 }
 
 // Catalogue is the set of tools imported from the enabled MCP servers of a

@@ -152,10 +152,18 @@ func (t *Tool) Remote() mcp.Tool { return t.remote }
 //
 // Text longer than [Options].MaxResultBytes is cut, with a note.
 func (t *Tool) Call(ctx context.Context, args json.RawMessage) (*agent.ToolResult, error) {
-	if !t.enabled {
+	if !t.enabled { // nothing is called: not reported either
 		return &agent.ToolResult{Outcome: agent.OutcomeFailed,
 			Text: fmt.Sprintf("Tool %q of server %q is disabled by an operator; it was not called.", t.remote.Name, t.srv.cfg.Name)}, nil
 	}
+	if t.srv.cat.opts.OnCall != nil {
+		return t.reported(ctx, args)
+	}
+	return t.call(ctx, args)
+}
+
+// call is Call, unreported.
+func (t *Tool) call(ctx context.Context, args json.RawMessage) (*agent.ToolResult, error) {
 	var a any
 	if len(args) > 0 && string(args) != "null" {
 		if !json.Valid(args) || firstNonSpace(args) != '{' {

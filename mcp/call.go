@@ -300,8 +300,12 @@ func (c *Client) abandon(cl *call, sent bool) {
 	if !sent {
 		return
 	}
+	sentAt := c.cancelClock()
 	if cl.handshake || !c.conn.notifiesCancel(c.info.ProtocolVersion) {
 		c.conn.abandon(id)
+		if sentAt != nil && !cl.handshake {
+			sentAt() // the closed response stream is the signal
+		}
 		return
 	}
 	// The notification goes first and the response stream (if the
@@ -318,7 +322,9 @@ func (c *Client) abandon(cl *call, sent bool) {
 		}()
 		ctx, cancel := context.WithTimeout(c.bgCtx, cancelNotifyTimeout)
 		defer cancel()
-		c.sendCancelled(ctx, cl.id, "request cancelled by the client")
+		if c.sendCancelled(ctx, cl.id, "request cancelled by the client") && sentAt != nil {
+			sentAt()
+		}
 	})
 	if !started {
 		c.conn.abandon(id)
@@ -329,10 +335,10 @@ func (c *Client) abandon(cl *call, sent bool) {
 // open while its cancellation notification is on its way.
 const abandonGrace = 50 * time.Millisecond
 
-// sendCancelled sends notifications/cancelled for request id. A failure is
-// logged and goes no further: it must never replace the caller's error or
-// break the connection.
-func (c *Client) sendCancelled(ctx context.Context, id int64, reason string) {
+// sendCancelled sends notifications/cancelled for request id and reports
+// whether it went out. A failure is logged and goes no further: it must
+// never replace the caller's error or break the connection.
+func (c *Client) sendCancelled(ctx context.Context, id int64, reason string) bool {
 	params := cancelledParams{RequestID: id, Reason: reason}
 	if isModern(c.info.ProtocolVersion) {
 		params.Meta = c.requestMeta("")
@@ -341,7 +347,8 @@ func (c *Client) sendCancelled(ctx context.Context, id int64, reason string) {
 	err := c.conn.send(ctx, &jsonrpc.Message{Method: "notifications/cancelled", Params: raw})
 	if err != nil {
 		c.logger.Warn("mcp: could not send cancellation notification", "request_id", id, "error", err)
-		return
+		return false
 	}
 	c.logger.Debug("mcp: sent cancellation notification", "request_id", id)
+	return true
 }

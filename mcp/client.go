@@ -65,6 +65,11 @@ type ClientOptions struct {
 	// and such requests are refused with method-not-found.
 	SamplingHandler    RequestHandler
 	ElicitationHandler RequestHandler
+
+	// OnCancelSent, if set, is told each time the signal that cancels an
+	// interrupted call (cancelled or timed out) is out on the wire; see
+	// [CancelSentFunc]. Nil costs nothing.
+	OnCancelSent CancelSentFunc
 }
 
 // RequestHandler answers a request the server makes of the client: a

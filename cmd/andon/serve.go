@@ -80,7 +80,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	// Shutdown waits for requests to end; event streams end when told.
 	streamsDone := make(chan struct{})
 	handler, err := api.NewHandler(api.Config{Runtime: rt, Store: st.store, Audit: auditLog, Tokens: st.store, Catalogue: a.cat,
-		Logger: logger, Stop: streamsDone})
+		Metrics: a.metrics, Logger: logger, Stop: streamsDone})
 	if err != nil {
 		e.errorf("%v", err)
 		return exitFailure

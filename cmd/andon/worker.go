@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/api"
 	"github.com/andonhq/andon/audit"
 	"github.com/andonhq/andon/catalogue"
+	"github.com/andonhq/andon/mcp"
 	"github.com/andonhq/andon/sqlstore"
 )
 
@@ -33,12 +35,16 @@ func runWorker(ctx context.Context, e *env, args []string) int {
 	rf := addRuntimeFlags(fs, "execute at most `N` runs at once")
 	verbose := fs.Bool("v", false, "log debug detail")
 	oaf := addOpenAIFlags(fs)
+	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics on GET /metrics at this loopback `address`; empty: none")
 	pos, code, ok := fs.parse(args)
 	if !ok {
 		return code
 	}
 	if len(pos) > 0 {
 		return fs.usageError("unexpected argument %q", pos[0])
+	}
+	if err := checkMetricsAddr(*metricsAddr); err != nil {
+		return fs.usageError("%v", err)
 	}
 	if rf.workers < 1 {
 		return fs.usageError("--workers %d: a worker executes at least one run at a time", rf.workers)
@@ -59,6 +65,12 @@ func runWorker(ctx context.Context, e *env, args []string) int {
 	}
 	defer a.close()
 	st, rt := a.st, a.rt
+	stopMetrics, err := serveMetrics(e, *metricsAddr, a.metrics, logger)
+	if err != nil {
+		e.errorf("%v", err)
+		return exitFailure
+	}
+	defer stopMetrics()
 	fmt.Fprintf(e.stderr, "andon: worker executing up to %d runs at once (database %s, config %s); Ctrl-C stops\n",
 		rf.workers, sf.where(), *configPath)
 	_ = st.execute(ctx, rt, rf, logger)
@@ -73,6 +85,7 @@ type assembled struct {
 	auditLog *audit.Log
 	cat      *catalogue.Catalogue
 	rt       *agent.Runtime
+	metrics  *api.Metrics // fed by the catalogue, its clients and the watcher
 }
 
 // assemble opens the store and builds the catalogue and runtime on it. Close
@@ -82,7 +95,7 @@ func assemble(ctx context.Context, e *env, sf *storeFlags, cfg *catalogue.Config
 	if err != nil {
 		return nil, errors.New(sf.explain(err))
 	}
-	a := &assembled{st: st}
+	a := &assembled{st: st, metrics: api.NewMetrics(logger)}
 	defer func() {
 		if err != nil {
 			a.close()
@@ -95,6 +108,8 @@ func assemble(ctx context.Context, e *env, sf *storeFlags, cfg *catalogue.Config
 		Dial:     egressDial(st.vault, a.auditLog, logger),
 		Logger:   logger,
 		Settings: st.store, // operators' tool settings, applied by every process
+		Client:   &mcp.ClientOptions{OnCancelSent: a.metrics.CancelSent},
+		OnCall:   a.metrics.ToolCall,
 	}); err != nil {
 		return nil, err
 	}
@@ -103,6 +118,9 @@ func assemble(ctx context.Context, e *env, sf *storeFlags, cfg *catalogue.Config
 		return nil, err
 	}
 	if a.rt, err = agent.New(rf.config(st, a.cat, models, logger)); err != nil {
+		return nil, err
+	}
+	if err = a.metrics.CountWatcherReads(a.rt.Watcher()); err != nil {
 		return nil, err
 	}
 	return a, nil
