@@ -17,6 +17,10 @@
 //	GET  /v1/audit?run=&action=&limit=&before=
 //	                                   viewer    audit rows, newest first
 //	GET  /v1/whoami                    viewer    the token's name and role
+//	GET  /v1/servers                   viewer    the MCP servers (with a Catalogue)
+//	GET  /v1/tools?server=             viewer    their tools: effect, approval, enabled
+//	POST /v1/servers/{name}/import     admin     list a server's tools again
+//	PATCH /v1/tools/{name}             admin     {"enabled", "effect", "requires_approval"}
 //	GET  /v1/health                    anyone    the process answers
 //	GET  /v1/ready                     anyone    … and its store too
 //	GET  /v1/openapi.json              anyone    the OpenAPI document
@@ -43,7 +47,8 @@
 // # Errors
 //
 // Errors are {"error": {"code", "message"}} with a stable code: bad_request,
-// unauthenticated, forbidden, not_found, conflict, unavailable, internal. A
+// unauthenticated, forbidden, not_found, conflict, unavailable, bad_gateway,
+// internal. A
 // message speaks of what the client sent (a field, a byte offset, a limit);
 // an internal error's detail goes to the log only. A list's limit is 1 to
 // 1000; an unknown status, or a before that names no run, is a bad request.
