@@ -48,10 +48,10 @@
 //
 // Errors are {"error": {"code", "message"}} with a stable code: bad_request,
 // unauthenticated, forbidden, not_found, conflict, unavailable, bad_gateway,
-// internal. A
-// message speaks of what the client sent (a field, a byte offset, a limit);
-// an internal error's detail goes to the log only. A list's limit is 1 to
-// 1000; an unknown status, or a before that names no run, is a bad request.
+// internal. A message speaks of what the client sent (a field, a byte
+// offset, a limit); an internal error's detail goes to the log only. A
+// list's limit is 1 to 1000; an unknown status, or a before that names no
+// run, is a bad request.
 package api
 
 import (
