@@ -77,15 +77,11 @@ type Config struct {
 	// for any worker to go on with, instead of executing it in this
 	// process: for a process that serves the API and executes nothing.
 	ResumeElsewhere bool
-	// OnQueued, if set, is told of every run this runtime queues — a new
-	// run, or one ResumeElsewhere put back — so that workers in other
-	// processes can be woken (PostgreSQL NOTIFY → [Runtime.Wake]). This
-	// process's workers are woken anyway.
-	OnQueued func(runID string)
 	// OnCancel, if set, is told of every run this runtime cancels, after
-	// the store recorded it: a hook to tell other processes (PostgreSQL
-	// NOTIFY). This process's watcher is told anyway.
-	OnCancel func(runID string)
+	// the store recorded it and this process's watcher was told: a hook to
+	// tell other processes (PostgreSQL NOTIFY, the run's job). Its ctx
+	// carries the canceller's values but not its cancellation.
+	OnCancel func(ctx context.Context, runID string)
 	// Logger receives the runtime's diagnostics. Nil means discard them.
 	Logger *slog.Logger
 	// Now is the clock. Nil means time.Now.
@@ -175,20 +171,14 @@ func (rt *Runtime) Submit(ctx context.Context, owner string, req *Request) (*Run
 	if err := rt.cfg.Store.RunInsert(ctx, run); err != nil {
 		return nil, fmt.Errorf("agent: storing the run: %w", err)
 	}
-	rt.queued(run.ID)
+	rt.Wake()
 	return run, nil
 }
 
-// queued wakes this process's workers, and tells others, of a queued run.
-func (rt *Runtime) queued(runID string) {
-	rt.Wake()
-	if rt.cfg.OnQueued != nil {
-		rt.cfg.OnQueued(runID)
-	}
-}
-
 // Wake makes Run look for queued runs now rather than at its next claim
-// interval: for a run queued by another process.
+// interval: for a run queued by another process. The runtime wakes itself
+// for the runs it queues. (With a Queue, the engine hands out runs; Wake
+// does nothing.)
 func (rt *Runtime) Wake() {
 	select {
 	case rt.wake <- struct{}{}:
@@ -227,7 +217,9 @@ func (rt *Runtime) Cancel(ctx context.Context, actor Actor, runID string) error 
 	rt.logger.Info("agent: run cancelled", "run", runID, "by", actor.ID)
 	rt.watcher.Cancelled(runID)
 	if rt.cfg.OnCancel != nil {
-		rt.cfg.OnCancel(runID)
+		// Not the caller's cancellation: a client that stops waiting for
+		// its answer does not stop the others from being told.
+		rt.cfg.OnCancel(context.WithoutCancel(ctx), runID)
 	}
 	return nil
 }
@@ -284,7 +276,7 @@ func (rt *Runtime) decide(ctx context.Context, actor Actor, runID string, approv
 		if err != nil || !ok {
 			return fmt.Errorf("agent: handing run %s to the workers: %v", runID, err)
 		}
-		rt.queued(runID)
+		rt.Wake()
 		return nil
 	}
 	rt.wg.Add(1)
@@ -431,7 +423,7 @@ func (rt *Runtime) reap(ctx context.Context, run *Run, now time.Time) {
 	default:
 		ok, err = rt.cfg.Store.RunRequeueStale(ctx, run.ID, now)
 		if ok {
-			rt.queued(run.ID)
+			rt.Wake()
 		}
 	}
 	if err != nil {

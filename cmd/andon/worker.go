@@ -215,10 +215,10 @@ func (s *stores) bus(rf *runtimeFlags) (cancelBus, bool) {
 // cancelling the run's River job, which reaches the worker holding it on
 // either backend. A failed announcement is logged; the others' polls still
 // see the cancel.
-func (s *stores) announceCancel(rf *runtimeFlags, logger *slog.Logger) func(runID string) {
+func (s *stores) announceCancel(rf *runtimeFlags, logger *slog.Logger) func(ctx context.Context, runID string) {
 	b, notify := s.bus(rf)
-	return func(runID string) {
-		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+	return func(ctx context.Context, runID string) {
+		ctx, cancel := context.WithTimeout(ctx, notifyTimeout)
 		defer cancel()
 		if notify {
 			if err := b.NotifyCancelled(ctx, runID); err != nil {
