@@ -135,6 +135,10 @@ func (w *Watcher) Check(ctx context.Context, runID string) {
 // cancelled. With nothing in flight, it reads nothing.
 func (w *Watcher) Run(ctx context.Context) { every(ctx, w.interval, w.poll) }
 
+// Poll does one backstop poll now: for when notifications may have been
+// missed, such as a listener that has just reconnected.
+func (w *Watcher) Poll(ctx context.Context) { w.poll(ctx) }
+
 func (w *Watcher) poll(ctx context.Context) {
 	w.mu.Lock()
 	ids := make([]string, 0, len(w.watched))

@@ -167,3 +167,39 @@ func TestStoreErrorNeverCancelsARun(t *testing.T) {
 		t.Error("the failing store was never asked")
 	}
 }
+
+// Poll and Check read now, not at the next interval (here an hour): Poll
+// for every watched run in one query, as the backstop does (after a
+// listener reconnects); Check for one run (a job engine's hint). Neither
+// cancels a run the store does not say is cancelled.
+func TestWatcherPollAndCheckReadNow(t *testing.T) {
+	t.Parallel()
+	f := &fakeStatuses{statuses: map[string]agent.Status{"r1": agent.StatusRunning, "r2": agent.StatusRunning, "r3": agent.StatusRunning}}
+	w := agent.NewWatcher(f, time.Hour, nil)
+	ctx1, stop1 := w.Watch(context.Background(), "r1")
+	defer stop1()
+	ctx2, stop2 := w.Watch(context.Background(), "r2")
+	defer stop2()
+	ctx3, stop3 := w.Watch(context.Background(), "r3")
+	defer stop3()
+
+	f.set("r1", agent.StatusCancelled)
+	before := f.queries.Load()
+	w.Poll(context.Background())
+	if n := f.queries.Load() - before; n != 1 {
+		t.Errorf("Poll made %d reads, want 1 for all watched runs", n)
+	}
+	if !errors.Is(context.Cause(ctx1), agent.ErrRunCancelled) || ctx2.Err() != nil || ctx3.Err() != nil {
+		t.Fatalf("after Poll: r1 %v, r2 %v, r3 %v; want only r1 cancelled", context.Cause(ctx1), ctx2.Err(), ctx3.Err())
+	}
+
+	w.Check(context.Background(), "r2") // a hint the store does not back
+	if ctx2.Err() != nil {
+		t.Fatalf("Check cancelled r2, which the store says is running")
+	}
+	f.set("r2", agent.StatusCancelled)
+	w.Check(context.Background(), "r2")
+	if !errors.Is(context.Cause(ctx2), agent.ErrRunCancelled) || ctx3.Err() != nil {
+		t.Fatalf("after Check(r2): r2 %v, r3 %v; want r2 cancelled only", context.Cause(ctx2), ctx3.Err())
+	}
+}

@@ -246,6 +246,9 @@ func (s *stores) execute(ctx context.Context, rt *agent.Runtime, rf *runtimeFlag
 				sqlstore.ListenLogger(logger),
 				sqlstore.ListenOnListening(func() {
 					logger.Info("andon: listening for cancels from other processes (PostgreSQL LISTEN)")
+					// A cancel announced while the listener was away
+					// was missed: look now, not at the next poll.
+					rt.Watcher().Poll(ctx)
 				}))
 		})
 	}
