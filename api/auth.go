@@ -128,14 +128,22 @@ func (s *server) authenticate(r *http.Request) (p *principal, reason string, err
 	return p, "", nil
 }
 
-// denials are the messages a client gets for each fixed reason.
-var denials = map[string]string{
-	"no token":           "this needs an API token: send Authorization: Bearer TOKEN",
-	"not a bearer token": "the Authorization header must be: Bearer TOKEN",
-	"unknown token":      "the API token is not valid",
-	"revoked token":      "the API token was revoked",
-	"not the run's owner": "you may not do that to this run: it is not yours, " +
-		"and only an admin may act on others' runs",
+// denial is the message a client gets for a fixed reason.
+func denial(reason string) string {
+	switch reason {
+	case "no token":
+		return "this needs an API token: send Authorization: Bearer TOKEN"
+	case "not a bearer token":
+		return "the Authorization header must be: Bearer TOKEN"
+	case "unknown token":
+		return "the API token is not valid"
+	case "revoked token":
+		return "the API token was revoked"
+	case "not the run's owner":
+		return "you may not do that to this run: it is not yours, and only an admin may act on others' runs"
+	default:
+		return "you may not do that"
+	}
 }
 
 // deny answers a refused request with 401 (unauthenticated) or 403
@@ -155,7 +163,7 @@ func (s *server) deny(w http.ResponseWriter, r *http.Request, status int, p *pri
 		s.cfg.Logger.Warn("api: recording a denied request failed", "error", err)
 	}
 	if msg == "" {
-		msg = denials[reason]
+		msg = denial(reason)
 	}
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="andon"`)
