@@ -1,17 +1,22 @@
-// Package sqlstore is andon's SQLite store: it implements vault.Backend and
-// audit.Store over one database file, using modernc.org/sqlite (pure Go, no
-// cgo).
-// It also implements [agent.Store]: runs, their guarded transitions and steps;
-// catalogue.SettingsStore: operators' settings of imported tools; and
-// [api.TokenStore]: the API's tokens, kept as hashes.
-// [OpenPostgres] opens the same store on PostgreSQL ([PGStore], pgx/v5, migrations/postgres/*.sql).
+// Package sqlstore is andon's database: one implementation of every store
+// interface the domain packages declare — vault.Backend (secrets),
+// audit.Store (the audit chain), [agent.Store] (runs, their guarded
+// transitions and steps), catalogue.SettingsStore (operators' settings of
+// imported tools) and [api.TokenStore] (API tokens, kept as hashes) — on
+// SQLite ([Open]: one file, modernc.org/sqlite, pure Go, WAL and a busy
+// timeout) or on PostgreSQL ([OpenPostgres]: [PGStore], pgx/v5), with the
+// same behaviour on both.
 //
-// [Open] creates the file if needed, turns on WAL mode and a busy timeout,
-// and applies the embedded migrations (migrations/*.sql) that have not run
-// yet. All of andon's SQL lives in this package; the domain packages declare
-// the small interfaces they need and never import a driver.
+// It also holds andon's job engine, River (riverqueue/river, with its
+// riversqlite and riverpgxv5 drivers): a queued run is a River job inserted
+// in the same transaction as the row that queues it, [Store.Queue] works
+// those jobs as an agent.Queue, and [Store.CancelRunJob] tells the worker
+// holding a cancelled run's job. See river.go.
 //
-// The interfaces are dialect-neutral so that a PostgreSQL store can implement
-// them too; package sqlstore/storetest holds the conformance suite every
-// implementation must pass.
+// Opening a store applies the embedded migrations that have not run yet
+// (migrations/*.sql, migrations/postgres/*.sql) and River's own. All of
+// andon's SQL lives in this package; the domain packages declare the small
+// interfaces they need and never import a driver. Package
+// sqlstore/storetest holds the conformance suites every implementation
+// must pass.
 package sqlstore
