@@ -31,11 +31,20 @@
 // [MayRetry] says no, and the reaper dead-letters it instead. A write
 // without a persisted run and lease is refused before it happens.
 //
+// # Queues
+//
+// [Runtime.Run] claims queued runs from the store itself, or, with a [Queue]
+// (River, in package sqlstore), works the runs the queue hands out:
+// [Runtime.Work] decides from the row what a handed-out run needs — claim
+// and execute it, reap it (asking the fence) if the job was handed out again
+// after its worker vanished, or nothing.
+//
 // # Approvals
 //
 // A tool that requires approval suspends the run before it executes
 // (waiting_for_approval); [Runtime.Approve] or [Runtime.Deny] resumes it in
-// a new leased segment. The conversation is rebuilt from the recorded
+// a new leased segment (through the queue, when there is one). The
+// conversation is rebuilt from the recorded
 // steps, so a resumed run — after an approval, or on another worker after a
 // crash — never replays a call that completed.
 package agent
