@@ -44,7 +44,7 @@
 // A tool that requires approval suspends the run before it executes
 // (waiting_for_approval); [Runtime.Approve] or [Runtime.Deny] resumes it in
 // a new leased segment (through the queue, when there is one). The
-// conversation is rebuilt from the recorded
-// steps, so a resumed run — after an approval, or on another worker after a
-// crash — never replays a call that completed.
+// conversation is rebuilt from the recorded steps, so a resumed run — after
+// an approval, or on another worker after a crash — never replays a call
+// that completed.
 package agent
