@@ -455,37 +455,180 @@
 
   // --- the servers and tools page -----------------------------------------------------
 
+  const EFFECTS = ['read_only', 'idempotent_write', 'non_idempotent_write'];
+  const yesNo = (b) => (b ? 'yes' : 'no');
+  const words = (s) => (s || '').replaceAll('_', ' ');
+
+  // serversPage lists the MCP servers and their tools. An admin's token
+  // also gets the controls that change them — Import per server; enabled,
+  // effect and needs-approval per tool, each applied at once — and any
+  // other role the same tables read-only. The API enforces the roles: the
+  // page only spares a viewer controls that would be refused.
   function serversPage() {
     show('servers-view');
-    let gone = false;
-    const yesNo = (b) => (b ? 'yes' : 'no');
-    async function load(path, key, table, status, row) {
+    const st = { gone: false, admin: false, loaded: false };
+    for (const id of ['import-status', 'tools-announce']) $(id).textContent = '';
+    $('manage-note').hidden = true;
+    const note = (text) => { $('manage-note').textContent = text; $('manage-note').hidden = false; };
+    (async () => {
+      try {
+        const me = await api('GET', '/v1/whoami');
+        st.admin = me.role === 'admin';
+        if (!st.admin) {
+          note('Read-only: importing tools and changing their settings needs an admin token; this token (' +
+            me.name + ') has the role ' + me.role + '.');
+        }
+      } catch (e) {
+        if (e instanceof AuthNeeded) return;
+        note('Read-only: could not tell what this token may do (' + e.message + ').');
+      }
+      if (st.gone) return;
+      for (const th of document.querySelectorAll('#servers-view th.admin-only')) th.hidden = !st.admin;
+      refreshServers(st);
+    })();
+    setLive('');
+    return () => { st.gone = true; };
+  }
+
+  // refreshServers loads both tables again. Only the first load hides
+  // them, and a control that had the focus has it again in its new row:
+  // refreshing after an import must not lose a keyboard user's place.
+  function refreshServers(st) {
+    const first = !st.loaded;
+    st.loaded = true;
+    loadTable(st, first, '/v1/servers', 'servers', 'servers-table', 'servers-status', (s) => serverRow(st, s));
+    loadTable(st, first, '/v1/tools', 'tools', 'tools-table', 'tools-status', (t) => toolRow(st, t));
+  }
+
+  async function loadTable(st, first, path, key, table, status, row) {
+    if (first) {
       $(status).textContent = 'Loading…';
       $(table).hidden = true;
-      try {
-        const data = await api('GET', path);
-        if (gone) return;
-        const items = data[key] || [];
-        $(table).tBodies[0].replaceChildren(...items.map(row));
-        $(table).hidden = items.length === 0;
-        $(status).textContent = items.length === 0 ? 'None.' : '';
-      } catch (e) {
-        if (gone || e instanceof AuthNeeded) return;
-        $(status).textContent = e.status === 404 ? 'Not available on this server.' : 'Could not load: ' + e.message;
-      }
     }
-    load('/v1/servers', 'servers', 'servers-table', 'servers-status', (s) => el('tr', {},
+    try {
+      const data = await api('GET', path);
+      if (st.gone) return;
+      const items = data[key] || [];
+      const active = document.activeElement;
+      const focusKey = active && $(table).contains(active) ? active.dataset.key : undefined;
+      $(table).tBodies[0].replaceChildren(...items.map(row));
+      $(table).hidden = items.length === 0;
+      setText(status, items.length === 0 ? 'None.' : '');
+      if (focusKey) {
+        const again = $(table).querySelector('[data-key="' + CSS.escape(focusKey) + '"]');
+        if (again) again.focus();
+      }
+    } catch (e) {
+      if (st.gone || e instanceof AuthNeeded) return;
+      $(status).textContent = 'Could not load: ' + e.message;
+    }
+  }
+
+  function serverRow(st, s) {
+    const tr = el('tr', { 'data-server': s.name },
       el('td', { text: s.name }), el('td', { text: s.transport || '' }),
       el('td', { text: s.url || (Array.isArray(s.command) ? s.command.join(' ') : s.command || '') }),
       el('td', { text: yesNo(s.enabled) }), el('td', { text: String(s.tools ?? '') }),
-      el('td', { class: s.error ? 'error' : '', text: s.error || '' })));
-    load('/v1/tools', 'tools', 'tools-table', 'tools-status', (t) => el('tr', {},
-      el('td', {}, el('code', { text: t.name })), el('td', { text: t.server }),
-      el('td', { text: (t.effect || '').replaceAll('_', ' ') + (t.effect_source ? ' (' + t.effect_source + ')' : '') }),
-      el('td', { text: yesNo(t.requires_approval) }), el('td', { text: yesNo(t.enabled) }),
-      el('td', { text: t.description || '' })));
-    setLive('');
-    return () => { gone = true; };
+      el('td', { class: s.error ? 'error' : '', text: s.error || '' }));
+    if (st.admin) {
+      const b = el('button', { type: 'button', class: 'small', 'data-key': 'import:' + s.name,
+        'aria-label': 'Import the tools of server ' + s.name, text: 'Import tools' });
+      b.addEventListener('click', () => importServer(st, s.name, b));
+      tr.append(el('td', {}, b));
+    }
+    return tr;
+  }
+
+  // importServer lists the server's tools again. The button is marked
+  // busy rather than disabled while it works: a disabled button would
+  // drop the keyboard focus.
+  async function importServer(st, name, button) {
+    if (button.getAttribute('aria-disabled') === 'true') return;
+    button.setAttribute('aria-disabled', 'true');
+    const status = $('import-status');
+    status.className = '';
+    status.textContent = 'Importing the tools of ' + name + '…';
+    try {
+      const res = await api('POST', '/v1/servers/' + encodeURIComponent(name) + '/import');
+      if (st.gone) return;
+      const n = (res.tools || []).length;
+      status.className = 'ok';
+      status.textContent = 'Imported ' + n + (n === 1 ? ' tool' : ' tools') + ' from ' + name + '.';
+    } catch (e) {
+      if (st.gone || e instanceof AuthNeeded) return;
+      status.className = 'error';
+      status.textContent = 'Could not import the tools of ' + name + ': ' + e.message;
+    } finally {
+      button.removeAttribute('aria-disabled');
+    }
+    refreshServers(st);
+  }
+
+  const effectText = (t) => words(t.effect) + (t.effect_source ? ' (' + t.effect_source + ')' : '');
+
+  function toolRow(st, t) {
+    const tr = el('tr', { 'data-tool': t.name },
+      el('td', {}, el('code', { text: t.name })), el('td', { text: t.server }));
+    if (!st.admin) {
+      tr.append(el('td', { text: effectText(t) }), el('td', { text: yesNo(t.requires_approval) }),
+        el('td', { text: yesNo(t.enabled) }), el('td', { text: t.description || '' }));
+      return tr;
+    }
+    // row.tool is the tool as the server last described it: what a control
+    // goes back to when a change fails.
+    const row = { tool: t, queue: Promise.resolve(), pending: 0 };
+    const name = t.name;
+    const effect = el('select', { 'data-key': 'effect:' + name, 'aria-label': 'Effect of ' + name },
+      ...EFFECTS.map((e) => el('option', { value: e, text: words(e) })));
+    if (!EFFECTS.includes(t.effect)) effect.append(el('option', { value: t.effect, text: words(t.effect) }));
+    const source = el('span', { class: 'muted' });
+    const approval = el('input', { type: 'checkbox', 'data-key': 'approval:' + name, 'aria-label': name + ' needs approval' });
+    const enabled = el('input', { type: 'checkbox', 'data-key': 'enabled:' + name, 'aria-label': name + ' enabled' });
+    const status = el('td', { class: 'row-status' });
+    row.sync = () => {
+      effect.value = row.tool.effect;
+      source.textContent = row.tool.effect_source ? ' (' + row.tool.effect_source + ')' : '';
+      approval.checked = row.tool.requires_approval;
+      enabled.checked = row.tool.enabled;
+    };
+    row.sync();
+    // Changes of one row go out one after another, in the order made.
+    const change = (patch, what) => {
+      row.pending++;
+      row.queue = row.queue.then(() => patchTool(st, row, status, patch, what));
+    };
+    effect.addEventListener('change', () => change({ effect: effect.value }, 'effect ' + words(effect.value)));
+    approval.addEventListener('change', () => change({ requires_approval: approval.checked },
+      approval.checked ? 'needs approval' : 'needs no approval'));
+    enabled.addEventListener('change', () => change({ enabled: enabled.checked }, enabled.checked ? 'enabled' : 'disabled'));
+    tr.append(el('td', {}, effect, source), el('td', {}, approval), el('td', {}, enabled),
+      el('td', { text: t.description || '' }), status);
+    return tr;
+  }
+
+  async function patchTool(st, row, status, patch, what) {
+    const name = row.tool.name;
+    status.className = 'row-status';
+    status.textContent = 'Saving…';
+    let failed = false;
+    try {
+      row.tool = await api('PATCH', '/v1/tools/' + encodeURIComponent(name), patch);
+      if (st.gone) return;
+      status.className = 'row-status ok';
+      status.textContent = 'Saved: ' + what + '.';
+      $('tools-announce').textContent = name + ': saved, ' + what + '.';
+    } catch (e) {
+      if (st.gone || e instanceof AuthNeeded) return;
+      failed = true;
+      status.className = 'row-status error';
+      status.textContent = 'Not saved: ' + e.message;
+      $('tools-announce').textContent = name + ': not saved (' + what + '): ' + e.message;
+    } finally {
+      row.pending--;
+    }
+    // A control shows the server's value once nothing else is on its
+    // way, and at once after a failure.
+    if (failed || row.pending === 0) row.sync();
   }
 
   window.addEventListener('hashchange', route);

@@ -298,15 +298,15 @@ func TestConsoleTokenAndApproval(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`a[href="#/runs"]`)),
 		chromedp.WaitVisible(chromedp.ID("runs-table")),
 		poll(fmt.Sprintf(`(document.querySelector('#runs-table tr[data-run=%q]') || {textContent: ''}).textContent.includes('completed')`, runID)))
-	// Servers and tools: the demo server, or — on a server without those
-	// routes — a plain "not available".
+	// Servers and tools: the demo server and its tools, which the run
+	// imported.
 	do("opening servers and tools",
 		chromedp.Click(chromedp.ID("nav-servers")),
 		chromedp.WaitVisible(chromedp.ID("servers-view")),
-		poll(`document.getElementById('servers-status').textContent === 'Not available on this server.' ||
-			document.getElementById('servers-table').textContent.includes('demo')`),
-		poll(`document.getElementById('tools-status').textContent === 'Not available on this server.' ||
-			document.getElementById('tools-table').textContent.includes('mcp_demo_slow')`))
+		poll(`document.querySelector('#servers-table tr[data-server="demo"]') !== null`),
+		poll(`document.querySelector('#tools-table tr[data-tool="mcp_demo_slow"]') !== null`),
+		poll(`document.querySelector('#tools-table tr[data-tool="mcp_demo_echo"]') !== null`),
+		poll(`document.getElementById('servers-status').textContent === '' && document.getElementById('tools-status').textContent === ''`))
 
 	mu.Lock()
 	defer mu.Unlock()
