@@ -106,32 +106,8 @@ func newFixture(t *testing.T, o options) *fixture {
 	})
 
 	logger := slog.New(slog.NewTextHandler(f.logs, nil))
-	rt, err := agent.New(agent.Config{
-		Store:         f.store,
-		Tools:         cat,
-		NewModel:      newScriptModel,
-		WatchInterval: 50 * time.Millisecond,
-		ClaimInterval: 5 * time.Millisecond,
-		ReapInterval:  time.Hour,
-		Logger:        logger,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt := newRuntime(t, f.store, cat, logger, o.idle)
 	f.rt = rt
-	t.Cleanup(rt.Close)
-	if !o.idle {
-		runCtx, stop := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			rt.Run(runCtx)
-		}()
-		t.Cleanup(func() {
-			stop()
-			<-done
-		})
-	}
 
 	cfg := api.Config{Runtime: rt, Store: f.store, Actor: o.actor, Catalogue: cat, Logger: logger}
 	if o.audit || o.tokens {
@@ -255,24 +231,62 @@ func (f *fixture) waitToolStarted(tool string) mcptest.Record {
 // raw makes a request without the client, for what the client cannot send.
 func (f *fixture) raw(method, path, body string) (int, http.Header, []byte) {
 	f.t.Helper()
+	return rawRequest(f.t, f.http, f.url, method, path, body)
+}
+
+// rawRequest makes a request to base+path with hc, without api.Client.
+func rawRequest(t *testing.T, hc *http.Client, base, method, path, body string) (int, http.Header, []byte) {
+	t.Helper()
 	var r io.Reader
 	if body != "" {
 		r = strings.NewReader(body)
 	}
-	req, err := http.NewRequest(method, f.url+path, r)
+	req, err := http.NewRequest(method, base+path, r)
 	if err != nil {
-		f.t.Fatal(err)
+		t.Fatal(err)
 	}
-	resp, err := f.http.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
-		f.t.Fatalf("%s %s: %v", method, path, err)
+		t.Fatalf("%s %s: %v", method, path, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		f.t.Fatal(err)
+		t.Fatal(err)
 	}
 	return resp.StatusCode, resp.Header, data
+}
+
+// newRuntime returns a runtime over st and tools, with the script model,
+// closed at cleanup; unless idle, its workers run until then.
+func newRuntime(t *testing.T, st agent.Store, tools agent.Tools, logger *slog.Logger, idle bool) *agent.Runtime {
+	t.Helper()
+	rt, err := agent.New(agent.Config{
+		Store:         st,
+		Tools:         tools,
+		NewModel:      newScriptModel,
+		WatchInterval: 50 * time.Millisecond,
+		ClaimInterval: 5 * time.Millisecond,
+		ReapInterval:  time.Hour,
+		Logger:        logger,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rt.Close)
+	if !idle {
+		runCtx, stop := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			rt.Run(runCtx)
+		}()
+		t.Cleanup(func() {
+			stop()
+			<-done
+		})
+	}
+	return rt
 }
 
 // leaks are what an error message must never contain: the names of the

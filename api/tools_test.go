@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -93,31 +92,7 @@ func newToolsFixture(t *testing.T, idle bool) *toolsFixture {
 		}
 	})
 
-	rt, err := agent.New(agent.Config{
-		Store:         st,
-		Tools:         cat,
-		NewModel:      newScriptModel,
-		WatchInterval: 50 * time.Millisecond,
-		ClaimInterval: 5 * time.Millisecond,
-		ReapInterval:  time.Hour,
-		Logger:        logger,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(rt.Close)
-	if !idle {
-		runCtx, stop := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			rt.Run(runCtx)
-		}()
-		t.Cleanup(func() {
-			stop()
-			<-done
-		})
-	}
+	rt := newRuntime(t, st, cat, logger, idle)
 
 	h, err := api.NewHandler(api.Config{Runtime: rt, Store: st, Catalogue: cat, Logger: logger})
 	if err != nil {
@@ -133,24 +108,7 @@ func newToolsFixture(t *testing.T, idle bool) *toolsFixture {
 // raw makes a request without the client.
 func (f *toolsFixture) raw(method, path, body string) (int, http.Header, []byte) {
 	f.t.Helper()
-	var r io.Reader
-	if body != "" {
-		r = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, f.url+path, r)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	resp, err := f.http.Do(req)
-	if err != nil {
-		f.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header, data
+	return rawRequest(f.t, f.http, f.url, method, path, body)
 }
 
 func (f *toolsFixture) importServer(name string) []api.Tool {
