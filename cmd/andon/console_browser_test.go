@@ -27,14 +27,19 @@ import (
 // page's screenshot to docs/console.png (the README shows it).
 const updateScreenshot = "ANDON_UPDATE_SCREENSHOT"
 
-// findChromium returns the path of a Chromium to drive, or "" if there is
-// none.
-func findChromium() string {
+// needChromium returns the path of a Chromium for a browser test. Without
+// one the test is skipped — or, under CI, fails.
+func needChromium(t *testing.T) string {
+	t.Helper()
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
 		}
 	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("no chromium to run the console's browser test; .ci/chromium installs it")
+	}
+	t.Skip("no chromium installed (apt-get install -y chromium, or .ci/chromium): skipping the console's browser test")
 	return ""
 }
 
@@ -48,13 +53,7 @@ func findChromium() string {
 // artifact directory.
 func TestConsoleInBrowser(t *testing.T) {
 	t.Parallel()
-	chromium := findChromium()
-	if chromium == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no chromium to run the console's browser test; .ci/chromium installs it")
-		}
-		t.Skip("no chromium installed (apt-get install -y chromium, or .ci/chromium): skipping the console's browser test")
-	}
+	chromium := needChromium(t)
 	dir := t.TempDir()
 	env := processEnv(t)
 
@@ -198,13 +197,7 @@ func screenshot(ctx context.Context, t *testing.T, name string) string {
 // the call, and the runs list shows the outcome.
 func TestConsoleTokenAndApproval(t *testing.T) {
 	t.Parallel()
-	chromium := findChromium()
-	if chromium == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no chromium to run the console's browser test; .ci/chromium installs it")
-		}
-		t.Skip("no chromium installed (apt-get install -y chromium, or .ci/chromium): skipping the console's browser test")
-	}
+	chromium := needChromium(t)
 	dir := t.TempDir()
 	writeScript(t, dir, "andon.yaml", `servers:
   - name: demo

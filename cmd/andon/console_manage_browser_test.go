@@ -27,13 +27,7 @@ import (
 // the viewer's change.
 func TestConsoleManagesTools(t *testing.T) {
 	t.Parallel()
-	chromium := findChromium()
-	if chromium == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no chromium to run the console's browser test; .ci/chromium installs it")
-		}
-		t.Skip("no chromium installed (apt-get install -y chromium, or .ci/chromium): skipping the console's browser test")
-	}
+	chromium := needChromium(t)
 	dir := t.TempDir()
 	env := processEnv(t)
 	writeScript(t, dir, "andon.yaml", `servers:
