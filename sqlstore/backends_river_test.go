@@ -15,6 +15,10 @@ import (
 // river_job rows the store's transitions leave, and at what a store's
 // Queue hands its work function.
 
+// queuePatience bounds every wait for a Queue: it only keeps a broken test
+// from hanging (River's first retry comes after about a second).
+const queuePatience = 30 * time.Second
+
 func queuedRun(id string) *agent.Run {
 	return &agent.Run{ID: id, Owner: "alice", Request: []byte(`{"prompt":"p"}`)}
 }
@@ -174,7 +178,7 @@ func TestQueueHandsOutEachQueuedRunOnce(t *testing.T) {
 					t.Fatalf("handed out %q; want each of r1, r2, r3 once (so far %v)", id, w.runs)
 				}
 				delete(want, id)
-			case <-t.Context().Done():
+			case <-time.After(queuePatience):
 				t.Fatalf("still waiting for %v to be handed out", want)
 			}
 		}
@@ -198,7 +202,7 @@ func TestQueueHandsOutARunAgainAfterAnError(t *testing.T) {
 		for i := range 2 {
 			select {
 			case <-w.seen:
-			case <-t.Context().Done():
+			case <-time.After(queuePatience):
 				t.Fatalf("handed out %d times; want 2 (once more after the error)", i)
 			}
 		}
@@ -223,7 +227,7 @@ func TestCancelFromAnotherStoreEndsTheJobsContext(t *testing.T) {
 		}
 		select {
 		case <-started:
-		case <-t.Context().Done():
+		case <-time.After(queuePatience):
 			t.Fatal("the run was never handed out")
 		}
 		if ok, err := other.RunFinish(t.Context(), "r1", "", agent.StatusCancelled, agent.ReasonCancelled, ""); !ok || err != nil {
@@ -237,8 +241,46 @@ func TestCancelFromAnotherStoreEndsTheJobsContext(t *testing.T) {
 			if cause == nil {
 				t.Fatal("the job's context ended without a cause")
 			}
-		case <-t.Context().Done():
+		case <-time.After(queuePatience):
 			t.Fatal("the job's context never ended after the run was cancelled elsewhere")
+		}
+	})
+}
+
+// A run queued before River carried runs (no job) is given one when a
+// Queue starts, and handed out; two queues starting at once give it one
+// job, not two.
+func TestQueueAdoptsQueuedRunsWithoutAJob(t *testing.T) {
+	onEachBackend(t, func(t *testing.T, open func(t *testing.T) fullStore) {
+		a, b := open(t), open(t)
+		if err := a.RunInsert(t.Context(), queuedRun("old")); err != nil {
+			t.Fatal(err)
+		}
+		a.OrphanRun(t, "old")
+		if n := a.RunJobs(t); n != 0 {
+			t.Fatalf("%d run jobs after orphaning; want 0", n)
+		}
+		w := &worked{seen: make(chan string, 10)}
+		work := func(ctx context.Context, runID string) error {
+			w.add(runID)
+			return nil
+		}
+		workQueue(t, a.Queue(sqlstore.QueueOptions{}), work)
+		workQueue(t, b.Queue(sqlstore.QueueOptions{}), work)
+		select {
+		case id := <-w.seen:
+			if id != "old" {
+				t.Fatalf("handed out %q; want old", id)
+			}
+		case <-time.After(queuePatience):
+			t.Fatal("the run without a job was never handed out")
+		}
+		_, _, argRun, ok := a.RunJob(t, "old")
+		if !ok || argRun != "old" {
+			t.Fatalf("the adopted run's job: ok %v, run %q", ok, argRun)
+		}
+		if n := a.RunJobs(t); n != 1 {
+			t.Fatalf("%d run jobs after two queues adopted one run; want 1", n)
 		}
 	})
 }

@@ -18,6 +18,7 @@ type fullStore interface {
 	CancelRunJob(ctx context.Context, id string) error
 	RunJob(t interface{ Fatal(...any) }, id string) (jobID int64, state, argRun string, ok bool)
 	RunJobs(t interface{ Fatal(...any) }) int
+	OrphanRun(t interface{ Fatal(...any) }, id string)
 	Close() error
 }
 

@@ -49,3 +49,24 @@ func (s *PGStore) RunJobs(t interface{ Fatal(...any) }) int {
 	}
 	return n
 }
+
+// OrphanRun makes run id look queued before River carried runs: no job.
+func (s *Store) OrphanRun(t interface{ Fatal(...any) }, id string) {
+	if _, err := s.db.Exec(`DELETE FROM river_job WHERE id = (SELECT job_id FROM runs WHERE id = ?)`, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.Exec(`UPDATE runs SET job_id = NULL WHERE id = ?`, id); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// OrphanRun is [Store.OrphanRun] on PostgreSQL.
+func (s *PGStore) OrphanRun(t interface{ Fatal(...any) }, id string) {
+	ctx := context.Background()
+	if _, err := s.pool.Exec(ctx, `DELETE FROM river_job WHERE id = (SELECT job_id FROM runs WHERE id = $1)`, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, `UPDATE runs SET job_id = NULL WHERE id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+}

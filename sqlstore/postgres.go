@@ -63,7 +63,37 @@ func OpenPostgres(ctx context.Context, dsn string) (*PGStore, error) {
 // Queue returns River workers on the store's database, for
 // agent.Config.Queue.
 func (s *PGStore) Queue(opts QueueOptions) agent.Queue {
-	return &queue[pgx.Tx]{jobs: s.jobs, opts: opts}
+	return &queue[pgx.Tx]{jobs: s.jobs, opts: opts, adopt: s.adoptQueued}
+}
+
+// adoptQueued is [Store.adoptQueued] on PostgreSQL.
+func (s *PGStore) adoptQueued(ctx context.Context) error {
+	rows, err := s.pool.Query(ctx, `SELECT id FROM runs WHERE status = 'queued' AND job_id IS NULL ORDER BY created_at, id`)
+	if err != nil {
+		return err
+	}
+	ids, err := collect(rows, "listing queued runs without a job", scanID)
+	rows.Close()
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		err := s.inTx(ctx, func(tx pgx.Tx) error {
+			jobID, err := s.jobs.enqueue(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			tag, err := tx.Exec(ctx, `UPDATE runs SET job_id = $1 WHERE id = $2 AND status = 'queued' AND job_id IS NULL`, jobID, id)
+			if err == nil && tag.RowsAffected() != 1 {
+				err = errAdopted
+			}
+			return err
+		})
+		if err != nil && !errors.Is(err, errAdopted) {
+			return err
+		}
+	}
+	return nil
 }
 
 // Close closes every connection of the pool, waiting for those in use to

@@ -121,6 +121,9 @@ func (j *jobs[TTx]) cancel(ctx context.Context, jobID int64) error {
 type queue[TTx any] struct {
 	jobs *jobs[TTx]
 	opts QueueOptions
+	// adopt gives a job to every queued run that has none (a run queued
+	// before River carried runs), so that none waits forever.
+	adopt func(ctx context.Context) error
 }
 
 var _ agent.Queue = (*queue[any])(nil)
@@ -155,6 +158,9 @@ func (q *queue[TTx]) Work(ctx context.Context, limit int, work func(ctx context.
 	if err != nil {
 		return fmt.Errorf("sqlstore: making the River worker client: %w", err)
 	}
+	if err := q.adopt(ctx); err != nil {
+		return fmt.Errorf("sqlstore: queueing jobs for runs without one: %w", err)
+	}
 	// Started on a context of its own: River treats the end of its start
 	// context as a hard stop, and the runs' contexts end with ctx anyway.
 	if err := client.Start(context.WithoutCancel(ctx)); err != nil {
@@ -170,6 +176,10 @@ func (q *queue[TTx]) Work(ctx context.Context, limit int, work func(ctx context.
 	}
 	return nil
 }
+
+// errAdopted reports, inside an adoption's transaction, that another
+// process gave the run its job first: the transaction rolls back.
+var errAdopted = errors.New("the run has a job already")
 
 // stopTimeout bounds how long stopping River waits for its jobs, whose
 // runs stop with the Work context.

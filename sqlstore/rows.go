@@ -34,6 +34,13 @@ func collect[T any](rs rows, what string, scan func(scanner) (T, error)) ([]T, e
 	return out, nil
 }
 
+// scanID reads a row of one text column.
+func scanID(sc scanner) (string, error) {
+	var id string
+	err := sc.Scan(&id)
+	return id, err
+}
+
 // runStatus is one row of SELECT id, status FROM runs.
 type runStatus struct {
 	id     string

@@ -109,7 +109,41 @@ func (s *Store) migrate(ctx context.Context) error {
 // Queue returns River workers on the store's database, for
 // agent.Config.Queue.
 func (s *Store) Queue(opts QueueOptions) agent.Queue {
-	return &queue[*sql.Tx]{jobs: s.jobs, opts: opts}
+	return &queue[*sql.Tx]{jobs: s.jobs, opts: opts, adopt: s.adoptQueued}
+}
+
+// adoptQueued gives a River job to every queued run without one: runs
+// queued before River carried them (schema version 4 and older). Two
+// processes adopting at once give each run one job: the job id is recorded
+// only on a run that has none, else the insert rolls back.
+func (s *Store) adoptQueued(ctx context.Context) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM runs WHERE status = 'queued' AND job_id IS NULL ORDER BY created_at, id`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	ids, err := collect(rows, "listing queued runs without a job", scanID)
+	if err != nil {
+		return err
+	}
+	rows.Close()
+	for _, id := range ids {
+		err := s.inTx(ctx, func(tx *sql.Tx) error {
+			jobID, err := s.jobs.enqueue(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			won, err := changedOne(tx.ExecContext(ctx, `UPDATE runs SET job_id = ? WHERE id = ? AND status = 'queued' AND job_id IS NULL`, jobID, id))
+			if err == nil && !won {
+				err = errAdopted
+			}
+			return err
+		})
+		if err != nil && !errors.Is(err, errAdopted) {
+			return err
+		}
+	}
+	return nil
 }
 
 // inTx runs fn in a transaction, committing if it returns nil.
