@@ -117,7 +117,11 @@ func TestRiverQueueRunsRunsAndCarriesACancel(t *testing.T) {
 	b.waitStatus(quick.ID, agent.StatusCompleted)
 
 	slow := b.submit("alice", turn{Calls: []string{"slow"}})
-	<-started
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("River never handed out the run")
+	}
 	other, err := sqlstore.Open(context.Background(), b.path)
 	if err != nil {
 		t.Fatal(err)
