@@ -9,7 +9,7 @@
 //	POST /v1/runs                      operator  start a run   {"prompt", "model", "script"}
 //	                                             (script: a script object, or a script file's text)
 //	GET  /v1/runs?status=&owner=&limit=&before=
-//	                                   viewer
+//	                                   viewer    runs, newest first; a full page gives next_before
 //	GET  /v1/runs/{id}                 viewer    the run, its steps and its audit rows
 //	POST /v1/runs/{id}/cancel          operator  cancel it     → {"run", "took_ms"}
 //	POST /v1/runs/{id}/approve         operator  approve the call it waits on
@@ -55,6 +55,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -248,7 +249,12 @@ func (s *server) listRuns(w http.ResponseWriter, r *http.Request) {
 	for i, run := range runs {
 		out[i] = toRun(run)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"runs": out})
+	page := map[string]any{"runs": out}
+	// A full page may have more behind it: the next starts before its last.
+	if limit := cmp.Or(f.Limit, agent.DefaultRunListLimit); len(out) == limit {
+		page["next_before"] = out[len(out)-1].ID
+	}
+	writeJSON(w, http.StatusOK, page)
 }
 
 func (s *server) showRun(w http.ResponseWriter, r *http.Request) {

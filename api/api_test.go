@@ -499,6 +499,31 @@ func TestListRuns(t *testing.T) {
 		}
 	}
 
+	// A full page says where the next begins; the last page does not.
+	var page struct {
+		Runs       []api.Run `json:"runs"`
+		NextBefore string    `json:"next_before"`
+	}
+	for before, paged := "", []string{}; ; before = page.NextBefore {
+		_, _, body := f.raw("GET", "/v1/runs?limit=2&before="+before, "")
+		page.NextBefore = ""
+		if err := json.Unmarshal(body, &page); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range page.Runs {
+			paged = append(paged, r.ID)
+		}
+		if len(page.Runs) == 2 && page.NextBefore != page.Runs[1].ID {
+			t.Fatalf("a full page: next_before %q, want %q", page.NextBefore, page.Runs[1].ID)
+		}
+		if page.NextBefore == "" {
+			if !slices.Equal(paged, newestFirst) {
+				t.Fatalf("paging by next_before gave %v, want %v", paged, newestFirst)
+			}
+			break
+		}
+	}
+
 	// An empty list is [], not null.
 	_, _, body := f.raw("GET", "/v1/runs?owner=carol", "")
 	if !bytes.Contains(body, []byte(`"runs": []`)) {
