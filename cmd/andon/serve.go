@@ -100,6 +100,11 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	go func() { runDone <- st.execute(ctx, rt, rf, logger) }()
 	serveDone := make(chan error, 1)
 	go func() { serveDone <- srv.Serve(ln) }()
+	shutdown := func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}
 	select {
 	case <-ctx.Done():
 	case err := <-serveDone:
@@ -107,10 +112,19 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		stop()
 		<-runDone
 		return exitFailure
+	case err := <-runDone:
+		runDone <- err // for the wait below
+		if ctx.Err() == nil {
+			// The runtime stopped on its own (its queue could not start,
+			// or failed): an API whose runs never execute must not stay up.
+			e.errorf("executing runs: %v", err)
+			stop()
+			shutdown()
+			<-runDone
+			return exitFailure
+		}
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = srv.Shutdown(shutdown)
+	shutdown()
 	<-runDone
 	rt.Close()
 	fmt.Fprintln(e.stderr, "andon: stopped")

@@ -73,7 +73,10 @@ func runWorker(ctx context.Context, e *env, args []string) int {
 	defer stopMetrics()
 	fmt.Fprintf(e.stderr, "andon: worker executing up to %d runs at once (database %s, config %s); Ctrl-C stops\n",
 		rf.workers, sf.where(), *configPath)
-	_ = st.execute(ctx, rt, rf, logger)
+	if err := st.execute(ctx, rt, rf, logger); err != nil {
+		e.errorf("executing runs: %v", err)
+		return exitFailure
+	}
 	fmt.Fprintln(e.stderr, "andon: stopped")
 	return exitOK
 }

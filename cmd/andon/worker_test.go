@@ -1,6 +1,7 @@
 package main
 
 import (
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,5 +126,36 @@ func TestCancelAcrossProcesses(t *testing.T) {
 				t.Errorf("the worker's banner does not name the database without its password:\n%s", b.out.String())
 			}
 		})
+	}
+}
+
+// When the runtime cannot work the queue — here the database lost the
+// column that links runs to their River jobs — serve and worker say so and
+// exit 1, rather than serve an API whose runs never execute, or idle.
+func TestServeAndWorkerStopWhenRunsCannotExecute(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "andon.db")
+	runAndonIn(t, dir, "migrate", "--db", db).check(t, exitOK)
+	raw, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`ALTER TABLE runs RENAME COLUMN job_id TO job_id_gone`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	config := filepath.Join(dir, "andon.yaml")
+	if err := os.WriteFile(config, []byte(testConfig(filepath.Join(dir, "rec.jsonl"), false)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"serve", "--db", db, "--config", config, "--addr", freeLoopback(t)},
+		{"worker", "--db", db, "--config", config},
+	} {
+		r := runAndonIn(t, dir, args...)
+		if r.code != exitFailure || !strings.Contains(r.stderr, "executing runs:") || !strings.Contains(r.stderr, "job_id") {
+			t.Errorf("andon %s: exit %d, stderr:\n%s\nwant exit %d saying it cannot execute runs", args[0], r.code, r.stderr, exitFailure)
+		}
 	}
 }
