@@ -77,23 +77,10 @@ func (s *PGStore) adoptQueued(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, id := range ids {
-		err := s.inTx(ctx, func(tx pgx.Tx) error {
-			jobID, err := s.jobs.enqueue(ctx, tx, id)
-			if err != nil {
-				return err
-			}
-			tag, err := tx.Exec(ctx, `UPDATE runs SET job_id = $1 WHERE id = $2 AND status = 'queued' AND job_id IS NULL`, jobID, id)
-			if err == nil && tag.RowsAffected() != 1 {
-				err = errAdopted
-			}
-			return err
-		})
-		if err != nil && !errors.Is(err, errAdopted) {
-			return err
-		}
-	}
-	return nil
+	return s.jobs.adopt(ctx, ids, s.inTx, func(tx pgx.Tx, id string, jobID int64) (bool, error) {
+		tag, err := tx.Exec(ctx, `UPDATE runs SET job_id = $1 WHERE id = $2 AND status = 'queued' AND job_id IS NULL`, jobID, id)
+		return err == nil && tag.RowsAffected() == 1, err
+	})
 }
 
 // Close closes every connection of the pool, waiting for those in use to

@@ -127,23 +127,9 @@ func (s *Store) adoptQueued(ctx context.Context) error {
 		return err
 	}
 	rows.Close()
-	for _, id := range ids {
-		err := s.inTx(ctx, func(tx *sql.Tx) error {
-			jobID, err := s.jobs.enqueue(ctx, tx, id)
-			if err != nil {
-				return err
-			}
-			won, err := changedOne(tx.ExecContext(ctx, `UPDATE runs SET job_id = ? WHERE id = ? AND status = 'queued' AND job_id IS NULL`, jobID, id))
-			if err == nil && !won {
-				err = errAdopted
-			}
-			return err
-		})
-		if err != nil && !errors.Is(err, errAdopted) {
-			return err
-		}
-	}
-	return nil
+	return s.jobs.adopt(ctx, ids, s.inTx, func(tx *sql.Tx, id string, jobID int64) (bool, error) {
+		return changedOne(tx.ExecContext(ctx, `UPDATE runs SET job_id = ? WHERE id = ? AND status = 'queued' AND job_id IS NULL`, jobID, id))
+	})
 }
 
 // inTx runs fn in a transaction, committing if it returns nil.
