@@ -184,6 +184,9 @@ func (q *queue[TTx]) Work(ctx context.Context, limit int, work func(ctx context.
 		return fmt.Errorf("sqlstore: making the River worker client: %w", err)
 	}
 	if err := q.adopt(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while adopting: not a failure
+		}
 		return fmt.Errorf("sqlstore: queueing jobs for runs without one: %w", err)
 	}
 	// Started on a context of its own: River treats the end of its start
