@@ -136,7 +136,7 @@ func (c *Client) request(ctx context.Context, method string, params requestParam
 	}
 
 	timeout := o.Timeout
-	if timeout == 0 && c.opts.RequestTimeout > 0 {
+	if timeout == 0 && c.opts.RequestTimeout > 0 && !handshake {
 		timeout = c.opts.RequestTimeout
 	}
 	waitCtx, stop := context.WithCancelCause(ctx)
@@ -229,7 +229,7 @@ func (c *Client) exchange(ctx, waitCtx context.Context, cl *call, method string,
 	msg := &jsonrpc.Message{ID: jsonrpc.Int(cl.id), Method: method, Params: raw}
 	if err := c.conn.send(waitCtx, msg); err != nil {
 		if waitCtx.Err() != nil {
-			c.abandon(cl, !errors.Is(err, errNotSent))
+			c.abandon(cl, !errors.Is(err, errNotSent), stopCause(waitCtx))
 			return nil, interruption(method, ctx)
 		}
 		c.takeCall(msg.ID)
@@ -238,14 +238,14 @@ func (c *Client) exchange(ctx, waitCtx context.Context, cl *call, method string,
 	cl.sent.Store(true)
 	for {
 		if waitCtx.Err() != nil {
-			c.abandon(cl, true)
+			c.abandon(cl, true, stopCause(waitCtx))
 			return nil, interruption(method, ctx)
 		}
 		select {
 		case r := <-cl.reply:
 			if waitCtx.Err() != nil {
 				// Interrupted while the reply arrived: drop it.
-				c.abandon(cl, true)
+				c.abandon(cl, true, stopCause(waitCtx))
 				return nil, interruption(method, ctx)
 			}
 			// Progress the server sent before its reply belongs to
@@ -293,8 +293,9 @@ func (c *Client) err() error {
 
 // abandon forgets an interrupted call, so a late reply or progress is
 // dropped, and, if the request may have reached the wire, tells the server.
-// The caller does not wait for the notification.
-func (c *Client) abandon(cl *call, sent bool) {
+// The caller does not wait for the notification. cause (see stopCause)
+// ends the request's own context in the transport.
+func (c *Client) abandon(cl *call, sent bool, cause error) {
 	id := jsonrpc.Int(cl.id)
 	c.takeCall(id)
 	if !sent {
@@ -302,7 +303,7 @@ func (c *Client) abandon(cl *call, sent bool) {
 	}
 	sentAt := c.cancelClock()
 	if cl.handshake || !c.conn.notifiesCancel(c.info.ProtocolVersion) {
-		c.conn.abandon(id)
+		c.conn.abandon(id, cause)
 		if sentAt != nil && !cl.handshake {
 			sentAt() // the closed response stream is the signal
 		}
@@ -315,10 +316,10 @@ func (c *Client) abandon(cl *call, sent bool) {
 	// closing the stream takes its connection with it. The caller does not
 	// wait for either.
 	started := c.goBackground(func() {
-		t := time.AfterFunc(abandonGrace, func() { c.conn.abandon(id) })
+		t := time.AfterFunc(abandonGrace, func() { c.conn.abandon(id, cause) })
 		defer func() {
 			t.Stop()
-			c.conn.abandon(id)
+			c.conn.abandon(id, cause)
 		}()
 		ctx, cancel := context.WithTimeout(c.bgCtx, cancelNotifyTimeout)
 		defer cancel()
@@ -327,7 +328,7 @@ func (c *Client) abandon(cl *call, sent bool) {
 		}
 	})
 	if !started {
-		c.conn.abandon(id)
+		c.conn.abandon(id, cause)
 	}
 }
 

@@ -25,7 +25,7 @@ type scriptedConn struct {
 }
 
 func (s *scriptedConn) start()                     {}
-func (s *scriptedConn) abandon(jsonrpc.ID)         {}
+func (s *scriptedConn) abandon(jsonrpc.ID, error)  {}
 func (s *scriptedConn) notifiesCancel(string) bool { return true }
 func (s *scriptedConn) close() error               { return nil }
 func (s *scriptedConn) negotiated(string)          {}

@@ -16,6 +16,7 @@ import (
 // Defaults for [ClientOptions].
 const (
 	DefaultRequestTimeout  = 60 * time.Second
+	DefaultConnectTimeout  = 30 * time.Second
 	DefaultDiscoverTimeout = 5 * time.Second
 	DefaultMaxMessageSize  = 16 << 20
 	DefaultMaxPages        = 100
@@ -33,14 +34,27 @@ type ClientOptions struct {
 	// the newest handshake-era revision the server accepts.
 	ProtocolVersion string
 
-	// RequestTimeout bounds every request that has no Timeout of its own.
-	// When it fires, the request is cancelled on the wire like any other.
-	// Zero means DefaultRequestTimeout; negative means no default timeout.
+	// RequestTimeout bounds every request made on a connected client that
+	// has no Timeout of its own: the request's send, the wait for its
+	// response and any rounds of input the server asks for (MRTR). It does
+	// not bound connecting (see ConnectTimeout). When it fires, the request
+	// is cancelled on the wire like any other. Zero means
+	// DefaultRequestTimeout; negative means no default timeout.
 	RequestTimeout time.Duration
 
+	// ConnectTimeout bounds [Connect] as a whole: starting the subprocess
+	// (or reaching the endpoint) and every leg of the handshake —
+	// server/discover, initialize, notifications/initialized (over HTTP, its
+	// POST). Connect's context bounds the same legs, and the shorter of the
+	// two wins: a caller with a budget for a whole operation (connect and
+	// call) gives Connect a context with that deadline. Zero means
+	// DefaultConnectTimeout; negative means no bound but the context's.
+	ConnectTimeout time.Duration
+
 	// DiscoverTimeout bounds the server/discover probe. A server that does
-	// not answer it in time is taken to be a handshake-era server. Zero
-	// means DefaultDiscoverTimeout.
+	// not answer it in time is taken to be a handshake-era server. It never
+	// extends the connect budget: the probe ends when that does. Zero means
+	// DefaultDiscoverTimeout.
 	DiscoverTimeout time.Duration
 
 	// MaxMessageSize caps the size of one incoming message in bytes. A
@@ -112,20 +126,37 @@ type Client struct {
 var errClientClosed = errors.New("client closed")
 
 // Connect opens a connection over t, negotiates the protocol revision, and
-// returns a ready client. ctx bounds the connection and its handshake only:
-// cancelling it abandons the attempt (a subprocess is stopped), and it has
-// no effect once Connect has returned. A nil opts is the zero ClientOptions.
+// returns a ready client. ctx and [ClientOptions].ConnectTimeout bound the
+// connection and every leg of its handshake, whichever ends first: when
+// either ends, the attempt is abandoned (the handshake is never cancelled by
+// notification; its connection is closed, a subprocess stopped) and Connect
+// returns a [*ConnectError] naming the leg, matching [ErrCancelled] or
+// [ErrTimeout]. The teardown of a failed attempt has bounds of its own
+// ([CommandTransport].TerminateGrace, [HTTPTransport].CloseTimeout). ctx
+// has no effect once Connect has returned. A nil opts is the zero
+// ClientOptions.
 func Connect(ctx context.Context, t Transport, opts *ClientOptions) (*Client, error) {
 	c := newClient(opts)
+	if c.opts.ConnectTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, c.opts.ConnectTimeout, errConnectTimeout)
+		defer cancel()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, &ConnectError{Leg: LegConnect, Err: interruption(LegConnect, ctx)}
+	}
 	conn, err := t.connect(ctx, connConfig{pinned: c.opts.ProtocolVersion, serverRequests: c.opts.Roots != nil || c.opts.SamplingHandler != nil || c.opts.ElicitationHandler != nil, maxMessageSize: c.opts.MaxMessageSize, logger: c.logger, receiver: c})
 	if err != nil {
-		return nil, fmt.Errorf("mcp: connecting: %w", err)
+		if ctx.Err() != nil {
+			err = interruption(LegConnect, ctx)
+		}
+		return nil, &ConnectError{Leg: LegConnect, Err: err}
 	}
 	c.conn = conn
 	conn.start()
 	if err := c.handshake(ctx); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("mcp: connecting: %w", err)
+		return nil, err
 	}
 	return c, nil
 }
@@ -149,6 +180,9 @@ func newClient(opts *ClientOptions) *Client {
 	}
 	if o.RequestTimeout == 0 {
 		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.ConnectTimeout == 0 {
+		o.ConnectTimeout = DefaultConnectTimeout
 	}
 	if o.DiscoverTimeout <= 0 {
 		o.DiscoverTimeout = DefaultDiscoverTimeout
@@ -214,7 +248,7 @@ func (c *Client) Close() error {
 		waitBounded(&c.bg, flushGrace)
 		ctx, cancel := context.WithTimeout(c.bgCtx, flushGrace)
 		for _, cl := range inFlight {
-			c.conn.abandon(jsonrpc.Int(cl.id))
+			c.conn.abandon(jsonrpc.Int(cl.id), fmt.Errorf("%w: %w", context.Canceled, errClientClosed))
 			if !cl.handshake && c.conn.notifiesCancel(c.info.ProtocolVersion) {
 				c.sendCancelled(ctx, cl.id, "client closed")
 			}

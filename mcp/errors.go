@@ -101,8 +101,30 @@ func (e *interruptedError) Unwrap() []error {
 // Timeout reports whether the call was stopped by a deadline, as net.Error does.
 func (e *interruptedError) Timeout() bool { return e.kind == ErrTimeout }
 
-// errCallTimeout is the cancellation cause of a call's own timers.
-var errCallTimeout = errors.New("mcp: call timer expired")
+// errCallTimeout is the cancellation cause of a call's own timers. It
+// matches context.DeadlineExceeded, so whoever reads the cause of an
+// abandoned request (egress's audit) sees a deadline, not a cancel.
+var errCallTimeout = fmt.Errorf("mcp: call timer expired: %w", context.DeadlineExceeded)
+
+// stopCause says why an interrupted request is abandoned, for whoever reads
+// context.Cause of the request's own context below the client (egress
+// audits a deadline as a failure and a cancellation as a cancellation): it
+// matches context.DeadlineExceeded for any deadline — the call's timers,
+// the caller's deadline, a budget given with context.WithTimeoutCause — and
+// context.Canceled otherwise, carrying the caller's cause when there is one.
+func stopCause(waitCtx context.Context) error {
+	cause := context.Cause(waitCtx)
+	deadline := errors.Is(waitCtx.Err(), context.DeadlineExceeded) || errors.Is(cause, context.DeadlineExceeded)
+	switch {
+	case cause == nil:
+		return context.Canceled
+	case deadline && !errors.Is(cause, context.DeadlineExceeded):
+		return fmt.Errorf("%w: %w", context.DeadlineExceeded, cause)
+	case !deadline && !errors.Is(cause, context.Canceled):
+		return fmt.Errorf("%w: %w", context.Canceled, cause)
+	}
+	return cause
+}
 
 // interruption turns a finished wait context into the error a call returns.
 // The caller's cancellation wins over every deadline.

@@ -6,39 +6,75 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
+	"strings"
 
 	"github.com/andonhq/andon/mcp/internal/jsonrpc"
 )
-
-// DefaultHandshakeTimeout bounds the initialize handshake, unless
-// RequestTimeout is longer; Connect's context may end it sooner.
-const DefaultHandshakeTimeout = 30 * time.Second
 
 // ErrUnsupportedVersion reports that the client and server share no protocol
 // revision (or not the pinned one).
 var ErrUnsupportedVersion = errors.New("mcp: no protocol revision in common")
 
+// The legs of connecting, as a [ConnectError] names them.
+const (
+	LegConnect     = "connect" // starting the subprocess, or reaching the endpoint
+	LegDiscover    = "server/discover"
+	LegInitialize  = "initialize"
+	LegInitialized = "notifications/initialized"
+)
+
+// ConnectError reports a [Connect] that failed, and the leg it failed in.
+// Err says why; an interrupted leg's Err matches [ErrCancelled] or
+// [ErrTimeout], as a call's does, so errors.Is works on a ConnectError as
+// on any call error.
+type ConnectError struct {
+	Leg string // one of the Leg constants
+	Err error
+}
+
+func (e *ConnectError) Error() string {
+	var ie *interruptedError
+	if errors.As(e.Err, &ie) {
+		what := "cancelled"
+		if ie.kind == ErrTimeout {
+			what = "timed out"
+		}
+		msg := "mcp: connecting: " + what + " during " + e.Leg
+		if ie.cause != nil {
+			msg += ": " + ie.cause.Error()
+		}
+		return msg
+	}
+	return "mcp: connecting: " + e.Leg + ": " + strings.TrimPrefix(e.Err.Error(), "mcp: ")
+}
+
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+// errConnectTimeout is the cause of a Connect stopped by ConnectTimeout.
+var errConnectTimeout = fmt.Errorf("connect timeout (ClientOptions.ConnectTimeout) passed: %w", context.DeadlineExceeded)
+
 // handshake negotiates the protocol revision. Unless a handshake-era revision
 // is pinned, it probes with server/discover (2026-07-28); a server that
 // answers it with its supported versions is modern, and any other answer, or
 // none in time, means a handshake-era server, which gets initialize.
-// Neither request is ever cancelled by notification.
+// Neither request is ever cancelled by notification. Every leg runs under
+// ctx, which carries the connect budget; none has a bound that outlives it.
+// A failure is a *ConnectError.
 func (c *Client) handshake(ctx context.Context) error {
 	pinned := c.opts.ProtocolVersion
 	if pinned != "" && !slices.Contains(SupportedVersions(), pinned) {
-		return fmt.Errorf("%w: andon does not speak pinned revision %q", ErrUnsupportedVersion, pinned)
+		return &ConnectError{Leg: LegConnect, Err: fmt.Errorf("%w: andon does not speak pinned revision %q", ErrUnsupportedVersion, pinned)}
 	}
 	legacy := legacyVersions[0]
 	if pinned == "" || isModern(pinned) {
 		modern, fallback, err := c.discover(ctx)
 		switch {
 		case err != nil:
-			return err
+			return &ConnectError{Leg: LegDiscover, Err: err}
 		case modern:
 			return nil
 		case isModern(pinned):
-			return fmt.Errorf("%w: server does not speak pinned revision %s", ErrUnsupportedVersion, pinned)
+			return &ConnectError{Leg: LegDiscover, Err: fmt.Errorf("%w: server does not speak pinned revision %s", ErrUnsupportedVersion, pinned)}
 		case fallback != "":
 			legacy = fallback
 		}
@@ -129,17 +165,16 @@ func (c *Client) initialize(ctx context.Context, version string) error {
 		ServerInfo      Implementation  `json:"serverInfo"`
 		Instructions    string          `json:"instructions"`
 	}
-	// The handshake is bounded by the caller's context and its own limit,
-	// not by RequestTimeout: a short budget for calls must not fail a
-	// server that is slow to start.
-	if err := c.request(ctx, "initialize", params, &CallOptions{Timeout: max(c.opts.RequestTimeout, DefaultHandshakeTimeout)}, true, &res); err != nil {
-		return fmt.Errorf("initialize: %w", err)
+	// The handshake is bounded by the connect budget in ctx, not by
+	// RequestTimeout (request knows: handshake is true).
+	if err := c.request(ctx, "initialize", params, nil, true, &res); err != nil {
+		return &ConnectError{Leg: LegInitialize, Err: err}
 	}
 	switch {
 	case !isLegacy(res.ProtocolVersion):
-		return fmt.Errorf("%w: server answered initialize with revision %q", ErrUnsupportedVersion, res.ProtocolVersion)
+		return &ConnectError{Leg: LegInitialize, Err: fmt.Errorf("%w: server answered initialize with revision %q", ErrUnsupportedVersion, res.ProtocolVersion)}
 	case c.opts.ProtocolVersion != "" && res.ProtocolVersion != c.opts.ProtocolVersion:
-		return fmt.Errorf("%w: pinned %s, server chose %s", ErrUnsupportedVersion, c.opts.ProtocolVersion, res.ProtocolVersion)
+		return &ConnectError{Leg: LegInitialize, Err: fmt.Errorf("%w: pinned %s, server chose %s", ErrUnsupportedVersion, c.opts.ProtocolVersion, res.ProtocolVersion)}
 	}
 	c.conn.negotiated(res.ProtocolVersion)
 	c.info = ServerInfo{
@@ -148,8 +183,13 @@ func (c *Client) initialize(ctx context.Context, version string) error {
 		Capabilities:    res.Capabilities,
 		Instructions:    res.Instructions,
 	}
-	if err := c.conn.send(ctx, &jsonrpc.Message{Method: "notifications/initialized"}); err != nil {
-		return fmt.Errorf("notifications/initialized: %w", err)
+	// Over HTTP this is a POST of its own, which a server can stall as
+	// well as any request: it runs under the same budget.
+	if err := c.conn.send(ctx, &jsonrpc.Message{Method: LegInitialized}); err != nil {
+		if ctx.Err() != nil {
+			err = interruption(LegInitialized, ctx)
+		}
+		return &ConnectError{Leg: LegInitialized, Err: err}
 	}
 	return nil
 }

@@ -38,8 +38,8 @@ type httpConn struct {
 	mu        sync.Mutex
 	version   string // negotiated revision, once known
 	sessionID string
-	legacySSE *legacySSE                        // set in HTTP+SSE mode
-	streams   map[jsonrpc.ID]context.CancelFunc // response streams in flight
+	legacySSE *legacySSE                             // set in HTTP+SSE mode
+	streams   map[jsonrpc.ID]context.CancelCauseFunc // response streams in flight
 	closed    bool
 }
 
@@ -48,7 +48,7 @@ func newHTTPConn(u *url.URL, client *http.Client, header http.Header, closeTimeo
 	return &httpConn{
 		url: u, client: client, header: header, closeTimeout: closeTimeout, cfg: cfg,
 		ctx: ctx, cancel: cancel,
-		streams: make(map[jsonrpc.ID]context.CancelFunc),
+		streams: make(map[jsonrpc.ID]context.CancelCauseFunc),
 	}
 }
 
@@ -123,13 +123,13 @@ func (c *httpConn) pump(events *sse.Reader) error {
 // (go-sdk's client sends one and loses the session to the 400).
 func (c *httpConn) notifiesCancel(version string) bool { return !isModern(version) }
 
-func (c *httpConn) abandon(id jsonrpc.ID) {
+func (c *httpConn) abandon(id jsonrpc.ID, cause error) {
 	c.mu.Lock()
 	cancel := c.streams[id]
 	delete(c.streams, id)
 	c.mu.Unlock()
 	if cancel != nil {
-		cancel()
+		cancel(cause)
 	}
 }
 
@@ -161,29 +161,33 @@ func (c *httpConn) send(ctx context.Context, m *jsonrpc.Message) error {
 	}
 	// A request: its exchange runs on its own goroutine under a context
 	// that only abandon and close end, never the caller's — though it
-	// carries the caller's values (an egress transport reads the run id).
+	// carries the caller's values (an egress transport reads the run id),
+	// and abandon ends it with the caller's reason (see stopCause).
 	reqCtx, cancel := c.detach(ctx)
 	c.mu.Lock()
 	c.streams[m.ID] = cancel
 	c.mu.Unlock()
 	if !c.goTracked(func() {
-		defer c.abandon(m.ID)
+		defer c.abandon(m.ID, errExchangeDone)
 		c.exchange(reqCtx, m, body)
 	}) {
-		c.abandon(m.ID)
+		c.abandon(m.ID, ErrClosed)
 		return fmt.Errorf("%w: %w", errNotSent, ErrClosed)
 	}
 	return nil
 }
 
+// errExchangeDone ends the context of a request whose exchange is over.
+var errExchangeDone = errors.New("mcp: exchange done")
+
 // detach returns a context with ctx's values that ends only when cancel
-// is called or the connection closes.
-func (c *httpConn) detach(ctx context.Context) (context.Context, context.CancelFunc) {
-	d, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(c.ctx, cancel)
-	return d, func() {
+// is called (with its cause) or the connection closes.
+func (c *httpConn) detach(ctx context.Context) (context.Context, context.CancelCauseFunc) {
+	d, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(c.ctx, func() { cancel(fmt.Errorf("%w: %w", context.Canceled, ErrClosed)) })
+	return d, func(cause error) {
 		stop()
-		cancel()
+		cancel(cause)
 	}
 }
 

@@ -136,10 +136,10 @@ func (l *legacySSE) post(ctx context.Context, m *jsonrpc.Message, body []byte) e
 	done := make(chan error, 1)
 	postCtx, cancel := l.c.detach(ctx)
 	if !l.c.goTracked(func() {
-		defer cancel()
+		defer cancel(errExchangeDone)
 		done <- l.do(postCtx, m, body)
 	}) {
-		cancel()
+		cancel(ErrClosed)
 		return fmt.Errorf("%w: %w", errNotSent, ErrClosed)
 	}
 	select {

@@ -207,7 +207,7 @@ func (c *streamConn) lost(err error) {
 	c.lostOnce.Do(func() { c.cfg.receiver.lost(err) })
 }
 
-func (c *streamConn) abandon(jsonrpc.ID) {}
+func (c *streamConn) abandon(jsonrpc.ID, error) {}
 
 func (c *streamConn) notifiesCancel(string) bool { return true }
 

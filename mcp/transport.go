@@ -56,8 +56,10 @@ type conn interface {
 	send(ctx context.Context, m *jsonrpc.Message) error
 
 	// abandon gives up on the response to request id: a transport with a
-	// response stream per request closes it. It is a no-op on a byte stream.
-	abandon(id jsonrpc.ID)
+	// response stream per request ends the request's context with cause
+	// (which matches context.DeadlineExceeded or context.Canceled: see
+	// stopCause), closing its stream. It is a no-op on a byte stream.
+	abandon(id jsonrpc.ID, cause error)
 
 	// notifiesCancel reports whether, on protocol revision version, a call
 	// is cancelled by sending notifications/cancelled (stdio, legacy HTTP)

@@ -21,12 +21,16 @@ its endpoint; the HTTP generation is negotiated, --protocol pins it, and
 
 Stop means stop: Ctrl-C (SIGINT) or SIGTERM cancels the call, the server is
 told as its transport and revision require (notifications/cancelled, or on
-2026-07-28 HTTP the response stream closed), and andon exits 130. A call
-that outlives --timeout is cancelled the same way and andon exits 124. When
+2026-07-28 HTTP the response stream closed), and andon exits 130. --timeout
+is the budget of the whole command: starting or reaching the server, every
+leg of the handshake and the call. A server that does not answer in time is
+given up on in whichever leg it stalled (the message names it), a call in
+flight is cancelled the same way as on Ctrl-C, and andon exits 124. When
 stderr is a terminal, progress the server reports is shown as a bar.
 
 Exit codes: 0 success; 1 the tool reported an error (isError); 2 usage error;
-3 transport or protocol failure; 124 --timeout passed; 130 cancelled by a signal.`
+3 transport or protocol failure; 124 --timeout passed (connecting or calling);
+130 cancelled by a signal.`
 
 // runCall is "andon call": one tool call, with cancellation on a signal.
 func runCall(ctx context.Context, e *env, args []string) int {
@@ -63,6 +67,8 @@ func runCall(ctx context.Context, e *env, args []string) int {
 		bar = newProgressBar(f)
 		logOut = bar // log lines go above the bar, not through it
 	}
+	ctx, cancel := sf.budget(ctx)
+	defer cancel()
 	sess, code, ok := sf.connect(ctx, e, logOut)
 	if !ok {
 		return code
@@ -71,7 +77,7 @@ func runCall(ctx context.Context, e *env, args []string) int {
 	// stop; it is bounded, so exiting through it keeps "stop" prompt.
 	defer sess.close()
 
-	opts := sf.callOptions()
+	opts := &mcp.CallOptions{}
 	if bar != nil {
 		opts.OnProgress = bar.update
 	}

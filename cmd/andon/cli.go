@@ -27,11 +27,6 @@ const (
 	exitSignal    = 130 // cancelled by SIGINT or SIGTERM (128 + SIGINT)
 )
 
-// connectTimeout bounds starting the server and the protocol handshake. It
-// is separate from --timeout, which bounds the call itself: a server that is
-// slow to start (go run compiles first) should not eat a short call budget.
-const connectTimeout = 30 * time.Second
-
 // env is what a command may touch of the outside world. Commands take it
 // instead of reaching for os.Stdout and friends, so tests can run them
 // in-process.
@@ -150,7 +145,7 @@ func addServerFlags(fs *flagSet) *serverFlags {
 	fs.StringVar(&f.url, "url", "", "speak to the MCP server at the http or https endpoint `URL` (any HTTP generation, negotiated)")
 	fs.Var(&f.headers, "header", "send the header `'Name: value'` with every HTTP request (repeatable; values are never printed)")
 	fs.StringVar(&f.protocol, "protocol", "", "pin the protocol `revision` (one of "+strings.Join(mcp.SupportedVersions(), ", ")+"); default: negotiate")
-	fs.DurationVar(&f.timeout, "timeout", mcp.DefaultRequestTimeout, "give up on each request after `duration`, telling the server it is cancelled; 0 means no limit")
+	fs.DurationVar(&f.timeout, "timeout", mcp.DefaultRequestTimeout, "give up after `duration`: the budget of the whole command — starting or reaching the server, every leg of the handshake, the request — after which the request is cancelled on the wire and andon exits 124; 0 means no limit on the request (connecting is still bounded, by "+mcp.DefaultConnectTimeout.String()+")")
 	fs.BoolVar(&f.verbose, "v", false, "log debug detail (and a --stdio server's stderr) to stderr")
 	return f
 }
@@ -190,10 +185,22 @@ func (f *serverFlags) check(fs *flagSet) (code int, ok bool) {
 	return 0, true
 }
 
-// connect starts the server (or reaches it) and completes the handshake.
-// The client logs to logOut: warnings and errors by default, everything
-// with -v (a subprocess's stderr arrives at info level, so it shows only
-// with -v). A failure is reported and turned into an exit code.
+// budget returns ctx bounded by --timeout: one deadline for everything the
+// command does on the server's behalf, connecting included, so that a
+// server that never answers the handshake costs the user --timeout, not a
+// bound of the handshake's own.
+func (f *serverFlags) budget(ctx context.Context) (context.Context, context.CancelFunc) {
+	if f.timeout == 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeoutCause(ctx, f.timeout, fmt.Errorf("--timeout %v passed: %w", f.timeout, context.DeadlineExceeded))
+}
+
+// connect starts the server (or reaches it) and completes the handshake,
+// under ctx (see budget). The client logs to logOut: warnings and errors by
+// default, everything with -v (a subprocess's stderr arrives at info level,
+// so it shows only with -v). A failure is reported, naming the leg of the
+// handshake, and turned into an exit code.
 func (f *serverFlags) connect(ctx context.Context, e *env, logOut io.Writer) (*session, int, bool) {
 	level := slog.LevelWarn
 	if f.verbose {
@@ -201,16 +208,16 @@ func (f *serverFlags) connect(ctx context.Context, e *env, logOut io.Writer) (*s
 	}
 	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
 
-	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
-	defer cancel()
-	c, err := mcp.Connect(ctx, f.target.transport, &mcp.ClientOptions{
+	opts := &mcp.ClientOptions{
 		ProtocolVersion: f.protocol,
-		// Every request gets its bound from --timeout (a zero CallOptions
-		// timeout must mean "no limit", not the library's default), and
-		// the handshake from the connect context above.
+		// Every request is bounded by the budget in ctx, and only by it.
 		RequestTimeout: -1,
 		Logger:         logger,
-	})
+	}
+	if f.timeout > 0 {
+		opts.ConnectTimeout = -1 // the budget is the bound
+	}
+	c, err := mcp.Connect(ctx, f.target.transport, opts)
 	if err != nil {
 		hint := ""
 		if f.target.local && !f.verbose {
@@ -219,19 +226,9 @@ func (f *serverFlags) connect(ctx context.Context, e *env, logOut io.Writer) (*s
 			hint = " (-v shows the server's stderr)"
 		}
 		e.errorf("connecting to %s: %v%s", f.target.name, err, hint)
-		if interrupted(ctx, err) {
-			return nil, exitSignal, false
-		}
-		// A handshake that timed out is a failure to connect, not a call
-		// timeout: 124 is reserved for the call's own --timeout.
-		return nil, exitTransport, false
+		return nil, requestFailure(ctx, err), false
 	}
 	return &session{client: c, logger: logger}, 0, true
-}
-
-// callOptions returns the options of each request, from the flags.
-func (f *serverFlags) callOptions() *mcp.CallOptions {
-	return &mcp.CallOptions{Timeout: f.timeout}
 }
 
 // session is a connected client and what a command needs around it.
@@ -270,6 +267,7 @@ func requestFailure(ctx context.Context, err error) int {
 	case interrupted(ctx, err):
 		return exitSignal
 	case errors.Is(err, mcp.ErrTimeout):
+		// --timeout passed, in the handshake or in the request.
 		return exitTimeout
 	default:
 		// ErrClosed, ErrSessionExpired, *HTTPError, *RPCError,

@@ -31,13 +31,15 @@ func runTools(ctx context.Context, e *env, args []string) int {
 		return fs.usageError("unexpected argument %q", pos[0])
 	}
 
+	ctx, cancel := sf.budget(ctx)
+	defer cancel()
 	sess, code, ok := sf.connect(ctx, e, e.stderr)
 	if !ok {
 		return code
 	}
 	defer sess.close()
 
-	tools, err := sess.client.ListTools(ctx, sf.callOptions())
+	tools, err := sess.client.ListTools(ctx, nil)
 	if err != nil {
 		return sess.fail(ctx, e, "listing tools", err)
 	}
