@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -67,7 +68,31 @@ type HTTPOptions struct {
 	// retry hint of this duration, so the client must resume it with GET
 	// and Last-Event-ID (the 2025-11-25 polling pattern). Zero disables.
 	PrimeStream time.Duration
+	// Fault makes the server misbehave below the protocol on every POST
+	// whose method is in FaultMethods (nil: every POST), after recording
+	// it: see the Fault constants. Empty means none.
+	Fault Fault
+	// FaultMethods limits Fault to these methods.
+	FaultMethods []string
 }
+
+// Fault is a way an HTTP server can stall a client below the protocol. The
+// client must give up on each within its budget.
+type Fault string
+
+// Faults of an HTTP server.
+const (
+	// FaultSilent reads the request and never writes a byte of a response.
+	FaultSilent Fault = "silent"
+	// FaultHeadersThenSilence sends 200 and event-stream headers, then
+	// nothing.
+	FaultHeadersThenSilence Fault = "headers-then-silence"
+	// FaultKeepAlive sends an event stream of SSE comments, one every
+	// 50ms, forever: bytes keep arriving, no message ever does.
+	FaultKeepAlive Fault = "keep-alive"
+	// FaultTrickle sends a JSON response body one byte a second.
+	FaultTrickle Fault = "trickle"
+)
 
 func (o *HTTPOptions) serves(gen string) bool {
 	if o.Generations == nil {
@@ -180,6 +205,15 @@ func (h *httpHandler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	h.s.rec.add(rec)
 
+	if h.opts.Fault != "" && (h.opts.FaultMethods == nil || slices.Contains(h.opts.FaultMethods, m.Method)) {
+		h.misbehave(w, r, m)
+		return
+	}
+	if !m.IsRequest() && h.s.stalls(m.Method) {
+		h.hold(r, m) // a notification POST that gets no reply
+		return
+	}
+
 	var base baseParams
 	_ = json.Unmarshal(m.Params, &base)
 	modern := base.Meta.ProtocolVersion != ""
@@ -201,6 +235,71 @@ func (h *httpHandler) post(w http.ResponseWriter, r *http.Request) {
 		h.reject(w, http.StatusBadRequest, "missing Mcp-Session-Id")
 	default:
 		h.reject(w, http.StatusBadRequest, "this server speaks 2026-07-28 only: a request needs its _meta")
+	}
+}
+
+// hold keeps a request unanswered until the client goes away, which is
+// recorded, or the server closes.
+func (h *httpHandler) hold(r *http.Request, m *jsonrpc.Message) {
+	select {
+	case <-r.Context().Done():
+		rec := Record{Kind: StreamClosed, Method: m.Method}
+		if m.ID.IsValid() {
+			rec.ID = idKey(m.ID)
+		}
+		h.s.rec.add(rec)
+	case <-h.s.done:
+	}
+}
+
+// misbehave answers m with h.opts.Fault, until the client goes away or the
+// server closes.
+func (h *httpHandler) misbehave(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
+	var drip []byte // written one piece a tick
+	tick := time.Hour
+	switch h.opts.Fault {
+	case FaultHeadersThenSilence:
+		w.Header().Set("Content-Type", "text/event-stream")
+	case FaultKeepAlive:
+		w.Header().Set("Content-Type", "text/event-stream")
+		drip, tick = []byte(strings.Repeat(": keep-alive\n\n", 1<<16)), 50*time.Millisecond
+	case FaultTrickle:
+		w.Header().Set("Content-Type", "application/json")
+		drip, _ = jsonrpc.Encode(&jsonrpc.Message{ID: m.ID, Result: json.RawMessage(`{"supportedVersions":["2026-07-28"],"capabilities":{},"content":[]}`)})
+		tick = time.Second
+	}
+	if h.opts.Fault != FaultSilent {
+		w.WriteHeader(http.StatusOK)
+		http.NewResponseController(w).Flush()
+	}
+	piece := 1
+	if h.opts.Fault == FaultKeepAlive {
+		piece = len(": keep-alive\n\n")
+	}
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			if len(drip) == 0 {
+				continue
+			}
+			n := min(piece, len(drip))
+			if _, err := w.Write(drip[:n]); err != nil {
+				return
+			}
+			drip = drip[n:]
+			http.NewResponseController(w).Flush()
+		case <-r.Context().Done():
+			rec := Record{Kind: StreamClosed, Method: m.Method}
+			if m.ID.IsValid() {
+				rec.ID = idKey(m.ID)
+			}
+			h.s.rec.add(rec)
+			return
+		case <-h.s.done:
+			return
+		}
 	}
 }
 
@@ -346,6 +445,10 @@ func (h *httpHandler) respond(w http.ResponseWriter, r *http.Request, ctx contex
 func (h *httpHandler) delete(w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get("Mcp-Session-Id")
 	h.s.rec.add(Record{Kind: Received, Method: "DELETE", Session: id, Header: r.Header.Clone()})
+	if h.s.stalls("DELETE") {
+		h.hold(r, &jsonrpc.Message{Method: "DELETE"})
+		return
+	}
 	h.mu.Lock()
 	sess := h.sessions[id]
 	delete(h.sessions, id)

@@ -29,6 +29,9 @@ import (
 //	-generations LIST comma-separated HTTP generations: stateless,
 //	                  sessions, sse (default: stateless,sessions)
 //	-json-response    answer HTTP requests with JSON, not event streams
+//	-stall LIST       comma-separated methods to record and never answer
+//	                  (Options.Stall)
+//	-fault FAULT      misbehave on every HTTP POST (HTTPOptions.Fault)
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mcptest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -40,10 +43,15 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	httpAddr := fs.String("http", "", "serve HTTP on `ADDR` instead of stdio")
 	generations := fs.String("generations", "", "comma-separated HTTP `generations`: stateless, sessions, sse")
 	jsonResponse := fs.Bool("json-response", false, "answer HTTP requests with JSON, not event streams")
+	stall := fs.String("stall", "", "comma-separated `methods` to record and never answer (e.g. initialize; over HTTP also notifications/initialized, DELETE)")
+	fault := fs.String("fault", "", "HTTP `fault` on every POST: silent, headers-then-silence, keep-alive, trickle")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	opts := &Options{SilentDiscover: *silent, PageSize: *pageSize, InvalidTool: *invalidTool, Stderr: stderr}
+	if *stall != "" {
+		opts.Stall = strings.Split(*stall, ",")
+	}
 	if *versions != "" {
 		opts.Versions = strings.Split(*versions, ",")
 	}
@@ -58,7 +66,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		s.rec.setFile(f)
 	}
 	if *httpAddr != "" {
-		hopts := &HTTPOptions{JSONResponse: *jsonResponse}
+		hopts := &HTTPOptions{JSONResponse: *jsonResponse, Fault: Fault(*fault)}
 		if *generations != "" {
 			hopts.Generations = strings.Split(*generations, ",")
 		}

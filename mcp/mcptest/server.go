@@ -74,6 +74,13 @@ type Options struct {
 	PageSize int
 	// Stderr receives the stderr tool's noise. Nil means discard it.
 	Stderr io.Writer
+	// Stall lists methods the server records and then never answers, as a
+	// hung server does: "server/discover", "initialize", "tools/list",
+	// "tools/call" …; over HTTP also notifications, whose POST then gets
+	// no reply ("notifications/initialized"), and "DELETE", the request
+	// that ends a session. A stalled HTTP request is held until the client
+	// goes away (recorded as StreamClosed) or the server closes.
+	Stall []string
 }
 
 // Server is a scriptable MCP server. One Server may serve many connections;
@@ -81,6 +88,8 @@ type Options struct {
 type Server struct {
 	opts Options
 	rec  *recorder
+
+	done chan struct{} // closed by Close: stalled requests let go
 
 	mu           sync.Mutex
 	discovered   bool // a server/discover was answered or refused
@@ -93,7 +102,7 @@ type Server struct {
 
 // NewServer returns a server. A nil opts is the zero Options.
 func NewServer(opts *Options) *Server {
-	s := &Server{rec: newRecorder(), conns: map[*serverConn]bool{}}
+	s := &Server{rec: newRecorder(), conns: map[*serverConn]bool{}, done: make(chan struct{})}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -131,6 +140,9 @@ func (s *Server) Transport() mcp.Transport {
 // Close ends every connection and waits for their handlers.
 func (s *Server) Close() {
 	s.mu.Lock()
+	if !s.closing {
+		close(s.done)
+	}
 	s.closing = true
 	for c := range s.conns {
 		c.stop()
@@ -140,6 +152,9 @@ func (s *Server) Close() {
 	s.stopHTTP()
 	s.tools.Wait()
 }
+
+// stalls reports whether the server is to leave method unanswered.
+func (s *Server) stalls(method string) bool { return slices.Contains(s.opts.Stall, method) }
 
 // errCrash ends a connection on behalf of the crash tool.
 var errCrash = errors.New("mcptest: crash requested")
@@ -336,6 +351,9 @@ func (c *serverConn) serveRequest(ctx context.Context, m *jsonrpc.Message, out o
 			reply(out, m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing _meta io.modelcontextprotocol/clientCapabilities"})
 			return
 		}
+	}
+	if c.s.stalls(m.Method) {
+		return // recorded, never answered
 	}
 	switch m.Method {
 	case "server/discover":
