@@ -132,7 +132,7 @@ var ErrFourEyes = fmt.Errorf("%w: the call needs the approval of someone other t
 // gets ErrNotWaiting. The run's owner may not approve a four-eyes call
 // (ErrFourEyes) unless they are an admin.
 func (rt *Runtime) Approve(ctx context.Context, actor Actor, runID string) error {
-	return rt.decide(ctx, actor, runID, true)
+	return rt.Decide(ctx, actor, Decision{RunID: runID, Approve: true})
 }
 
 // Deny refuses the tool call a run is waiting on: the decision is stored
@@ -141,10 +141,23 @@ func (rt *Runtime) Approve(ctx context.Context, actor Actor, runID string) error
 // goes on (it may answer, or ask for something else, which needs its own
 // approval). A denial does not end the run.
 func (rt *Runtime) Deny(ctx context.Context, actor Actor, runID string) error {
-	return rt.decide(ctx, actor, runID, false)
+	return rt.Decide(ctx, actor, Decision{RunID: runID})
 }
 
-func (rt *Runtime) decide(ctx context.Context, actor Actor, runID string, approve bool) error {
+// Decision is an operator's answer to the call a run waits on.
+type Decision struct {
+	RunID   string
+	Approve bool // false: deny
+	// Call, if set, names the call the operator was shown: the decision
+	// is refused with ErrNotWaiting unless the run waits on exactly that
+	// call, so an operator never decides on a call they have not seen.
+	Call *CallRef
+}
+
+// Decide approves or denies the call a run waits on, as [Runtime.Approve]
+// and [Runtime.Deny] describe.
+func (rt *Runtime) Decide(ctx context.Context, actor Actor, d Decision) error {
+	runID, approve := d.RunID, d.Approve
 	run, err := rt.cfg.Store.RunGet(ctx, runID)
 	if err != nil {
 		return err
@@ -156,6 +169,9 @@ func (rt *Runtime) decide(ctx context.Context, actor Actor, runID string, approv
 		return fmt.Errorf("%w: run %s", ErrFinished, runID)
 	}
 	call := run.Pending()
+	if d.Call != nil && (call == nil || *d.Call != call.CallRef) {
+		return fmt.Errorf("%w: run %s does not wait on the call named (%s)", ErrNotWaiting, runID, describeRef(*d.Call))
+	}
 	a := &Approval{Approved: approve, By: actor.ID}
 	if call != nil && approve && call.FourEyes && actor.ID == run.Owner {
 		if !actor.Admin {

@@ -195,3 +195,51 @@ func TestFourEyesLetsTheOwnerDeny(t *testing.T) {
 		t.Error("a denied call ran")
 	}
 }
+
+// A decision that names the call the operator was shown lands only if the
+// run waits on exactly that call.
+func TestADecisionNamingAnotherCallIsRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *agent.Config) { c.NewModel = scriptModel })
+	deploy := b.tools.add(&testTool{name: "deploy", effect: agent.EffectNonIdempotentWrite, approval: true})
+	b.start()
+	run := b.submitScript("alice", `
+steps:
+  - tool_calls: [{name: deploy, arguments: {env: production}, id: call_0}]
+  - text: done
+`)
+	pending := b.waitPending(run.ID)
+	alice := agent.Actor{ID: "alice"}
+	shown := pending.CallRef
+	shown.ArgsDigest = agent.ArgsDigest(json.RawMessage(`{"env":"staging"}`))
+	err := b.rt.Decide(context.Background(), alice, agent.Decision{RunID: run.ID, Approve: true, Call: &shown})
+	if !errors.Is(err, agent.ErrNotWaiting) {
+		t.Fatalf("an approval naming the staging call = %v, want ErrNotWaiting", err)
+	}
+	if got := b.waitPending(run.ID); got.CallRef != pending.CallRef || deploy.calls.Load() != 0 || len(b.approvals(run.ID)) != 0 {
+		t.Fatalf("after a refused approval: waits on %+v, %d calls, %d decisions", got, deploy.calls.Load(), len(b.approvals(run.ID)))
+	}
+	if err := b.rt.Decide(context.Background(), alice, agent.Decision{RunID: run.ID, Approve: true, Call: &pending.CallRef}); err != nil {
+		t.Fatalf("an approval naming the call it waits on: %v", err)
+	}
+	b.waitStatus(run.ID, agent.StatusCompleted)
+	if got := deploy.called(); !slices.Equal(got, []string{`{"env":"production"}`}) {
+		t.Errorf("deploy was called with %q", got)
+	}
+}
+
+// The digest is of the arguments' meaning: key order and spacing do not
+// change it; a different value does.
+func TestArgsDigestIsCanonical(t *testing.T) {
+	t.Parallel()
+	a := agent.ArgsDigest(json.RawMessage(`{"env":"staging","n":1,"tags":["a","b"]}`))
+	if b := agent.ArgsDigest(json.RawMessage(" { \"tags\": [\"a\", \"b\"], \"n\": 1,\n \"env\": \"staging\" } ")); b != a {
+		t.Errorf("reordered, respaced arguments digest to %s, want %s", b, a)
+	}
+	if c := agent.ArgsDigest(json.RawMessage(`{"env":"production","n":1,"tags":["a","b"]}`)); c == a {
+		t.Error("different arguments have the same digest")
+	}
+	if e, n := agent.ArgsDigest(nil), agent.ArgsDigest(json.RawMessage(`{}`)); e != n || !strings.HasPrefix(e, "sha256:") || len(e) != len("sha256:")+64 {
+		t.Errorf("digests of absent and empty arguments: %s, %s; want one sha256:<64 hex>", e, n)
+	}
+}
