@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -194,7 +195,7 @@ func printStep(e *env, s api.Step) {
 	case string(agent.StepTool):
 		fmt.Fprintf(e.stdout, "  %d tool %s → %s (%.0f ms): %s\n", s.Seq, s.Tool, s.Outcome, s.DurationMS, oneLine(s.Text))
 	case string(agent.StepApproval):
-		fmt.Fprintf(e.stdout, "  %d approval %s %s → %s, %s\n", s.Seq, s.Tool, oneLine(string(s.Args)), s.Outcome, oneLine(s.Text))
+		fmt.Fprintf(e.stdout, "  %d approval %s %s → %s, %s\n", s.Seq, s.Tool, oneLine(compactJSON(s.Args)), s.Outcome, oneLine(s.Text))
 	default:
 		fmt.Fprintf(e.stdout, "  %d %s %s → %s %s\n", s.Seq, s.Kind, s.Tool, s.Outcome, oneLine(s.Text))
 	}
@@ -305,6 +306,10 @@ func runShow(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stdout, "    (no outbound HTTP)")
 	}
 	for _, a := range d.Audit {
+		if strings.HasPrefix(a.Action, "call_") { // a decision on a tool call
+			fmt.Fprintf(e.stdout, "    %d %s %s: %s (%s)\n", a.Seq, a.Action, a.Purpose, a.Path, a.Reason)
+			continue
+		}
 		sent := "nothing left"
 		if a.Sent {
 			sent = "request (and any credential) left"
@@ -312,6 +317,16 @@ func runShow(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "    %d %s %s %s%s %d — %s\n", a.Seq, a.Action, a.Method, a.Host, a.Path, a.Status, sent)
 	}
 	return exitOK
+}
+
+// compactJSON is raw without insignificant space, or raw if it is not
+// JSON.
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
 }
 
 // printPending shows the call a run waits on: what `andon approve`
@@ -383,12 +398,12 @@ func decideCommand(ctx context.Context, e *env, args []string, verb, about strin
 		if err != nil {
 			return apiError(e, err)
 		}
-		if p := d.Run.Pending; p != nil && !af.json {
+		if p := d.Run.Pending; p != nil {
 			done := "approved"
 			if verb == "deny" {
 				done = "denied"
 			}
-			fmt.Fprintf(e.stdout, "%s %s %s (step %d, call %d)\n", done, p.Tool, oneLine(string(p.Args)), p.Step, p.Call)
+			took = fmt.Sprintf(" (%s %s %s, step %d, call %d)", done, p.Tool, oneLine(compactJSON(p.Args)), p.Step, p.Call)
 		}
 	}
 	if af.json {
