@@ -10,7 +10,8 @@
 //	                                             (script: a script object, or a script file's text)
 //	GET  /v1/runs?status=&owner=&limit=&before=
 //	                                   viewer    runs, newest first; a full page gives next_before
-//	GET  /v1/runs/{id}                 viewer    the run, its steps and its audit rows
+//	GET  /v1/runs/{id}                 viewer    the run (with the call it waits on, if any), its
+//	                                             steps, the decisions on its calls, its audit rows
 //	POST /v1/runs/{id}/cancel          operator  cancel it     → {"run", "took_ms"}
 //	POST /v1/runs/{id}/approve         operator  approve the call it waits on  [{"step", "call", "tool", "args_digest"}]
 //	POST /v1/runs/{id}/deny            operator  deny it                       [the same]
@@ -43,6 +44,18 @@
 //
 // With no [Config.Tokens] (an embedded API, tests), every request acts as
 // [Config.Actor] without a token.
+//
+// # Approvals
+//
+// A run waiting for approval shows the call it waits on as run.pending:
+// the tool, its arguments, and the call's name (step, call, tool,
+// args_digest; see agent.CallRef). An approve or deny whose body carries
+// that name decides only if the run still waits on exactly that call, and
+// is a conflict otherwise; without a body it decides on whatever call the
+// run waits on. A denied call is not made; the model is told and the run
+// goes on. Under four eyes (a server's approval: other_person) the owner's
+// approval is forbidden, audited as call_approval_refused rather than
+// api_denied; an admin's own is an override, audited as one.
 //
 // # Errors
 //
