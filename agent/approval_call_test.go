@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/audit"
@@ -241,5 +242,71 @@ func TestArgsDigestIsCanonical(t *testing.T) {
 	}
 	if e, n := agent.ArgsDigest(nil), agent.ArgsDigest(json.RawMessage(`{}`)); e != n || !strings.HasPrefix(e, "sha256:") || len(e) != len("sha256:")+64 {
 		t.Errorf("digests of absent and empty arguments: %s, %s; want one sha256:<64 hex>", e, n)
+	}
+}
+
+// failingAuditor refuses every row.
+type failingAuditor struct{}
+
+func (failingAuditor) Record(context.Context, audit.Entry) (audit.Row, error) {
+	return audit.Row{}, errors.New("audit store unavailable")
+}
+
+// A decision that cannot be audited is not made: the run goes on waiting
+// on the same call, nothing is stored, nothing runs.
+func TestADecisionThatCannotBeAuditedIsNotMade(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *agent.Config) { c.Audit = failingAuditor{} })
+	deploy := b.tools.add(&testTool{name: "deploy", effect: agent.EffectNonIdempotentWrite, approval: true})
+	b.start()
+	run := b.submit("alice", turn{Calls: []string{"deploy"}}, turn{Final: "done"})
+	pending := b.waitPending(run.ID)
+	if err := b.rt.Approve(context.Background(), agent.Actor{ID: "alice"}, run.ID); err == nil {
+		t.Fatal("an approval that could not be audited succeeded")
+	}
+	if got := b.waitPending(run.ID); got.CallRef != pending.CallRef || deploy.calls.Load() != 0 || len(b.approvals(run.ID)) != 0 {
+		t.Fatalf("after an unaudited approval: waits on %+v, %d calls, %d decisions; want the same call, none, none",
+			got, deploy.calls.Load(), len(b.approvals(run.ID)))
+	}
+}
+
+// A run suspended before calls were named (its state holds only the
+// provider's call id) cannot be approved blindly: deciding on it makes it
+// ask again, naming the call, and nothing runs until that is decided.
+func TestARunSuspendedWithoutNamingItsCallAsksAgain(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	deploy := b.tools.add(&testTool{name: "deploy", effect: agent.EffectNonIdempotentWrite, approval: true})
+	b.start()
+	ctx := context.Background()
+	script, _ := json.Marshal([]turn{{Calls: []string{"deploy"}}, {Final: "done"}})
+	req, _ := json.Marshal(agent.Request{Prompt: "test", Script: script})
+	old := &agent.Run{ID: "run_old", Owner: "alice", Request: req, Status: agent.StatusRunning, LeaseOwner: "old", LeaseExpires: time.Now().Add(time.Hour)}
+	if err := b.store.Store.RunInsert(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	calls, _ := json.Marshal([]model.ToolCall{{ID: "call_0", Name: "deploy", Arguments: json.RawMessage(`{}`)}})
+	if err := b.store.Store.StepAppend(ctx, &agent.Step{RunID: old.ID, Kind: agent.StepModel, Round: 1, Args: calls}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := b.store.Store.RunSuspend(ctx, old.ID, "old", agent.StatusWaitingForApproval, []byte(`{"call_id":"call_0","tool":"deploy","round":1}`)); err != nil || !ok {
+		t.Fatalf("suspending: %v, %v", ok, err)
+	}
+	if p := b.waitStatus(old.ID, agent.StatusWaitingForApproval).Pending(); p != nil {
+		t.Fatalf("an old suspension names a call: %+v", p)
+	}
+	if err := b.rt.Approve(ctx, agent.Actor{ID: "alice"}, old.ID); !errors.Is(err, agent.ErrNotWaiting) {
+		t.Fatalf("approving an old suspension = %v, want ErrNotWaiting", err)
+	}
+	p := b.waitPending(old.ID)
+	if p.Tool != "deploy" || p.Step != 1 || p.Call != 1 || p.CallID != "call_0" || deploy.calls.Load() != 0 || len(b.approvals(old.ID)) != 0 {
+		t.Fatalf("after the blind approval: pending %+v, %d calls, %d decisions; want the call named, none, none", p, deploy.calls.Load(), len(b.approvals(old.ID)))
+	}
+	if err := b.rt.Approve(ctx, agent.Actor{ID: "alice"}, old.ID); err != nil {
+		t.Fatal(err)
+	}
+	b.waitStatus(old.ID, agent.StatusCompleted)
+	if n := deploy.calls.Load(); n != 1 {
+		t.Errorf("deploy ran %d times, want 1", n)
 	}
 }

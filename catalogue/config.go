@@ -38,6 +38,7 @@ const MaxServerNameLen = 32
 //	    url: https://tickets.example.com/mcp
 //	    credential: tickets-token
 //	    protocol: "2025-11-25"
+//	    approval: other_person   # four eyes: not the run's owner
 type Server struct {
 	// Name identifies the server, and prefixes its tools' local names:
 	// 1 to 32 of a-z 0-9 _ -.
