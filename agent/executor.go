@@ -147,9 +147,11 @@ func (s *segment) loop(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("agent: reading the steps: %w", err)
 	}
-	decisions, err := s.rt.cfg.Store.ApprovalList(ctx, s.run.ID)
-	if err != nil {
-		return fmt.Errorf("agent: reading the decisions: %w", err)
+	var decisions []*Approval
+	if len(steps) > 0 { // a decision names a model step: a fresh run has none
+		if decisions, err = s.rt.cfg.Store.ApprovalList(ctx, s.run.ID); err != nil {
+			return fmt.Errorf("agent: reading the decisions: %w", err)
+		}
 	}
 	if s.tr, err = rebuild(req.Prompt, steps, decisions); err != nil {
 		return fmt.Errorf("agent: rebuilding the conversation: %w", err)
