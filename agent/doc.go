@@ -42,9 +42,19 @@
 // # Approvals
 //
 // A tool that requires approval suspends the run before it executes
-// (waiting_for_approval); [Runtime.Approve] or [Runtime.Deny] resumes it in
-// a new leased segment (through the queue, when there is one). The
-// conversation is rebuilt from the recorded steps, so a resumed run — after
-// an approval, or on another worker after a crash — never replays a call
-// that completed.
+// (waiting_for_approval), naming the call it waits on exactly ([Run.Pending],
+// a [CallRef]: the model step that asked for it, its place in that step,
+// the tool and [ArgsDigest] of its arguments — never the provider's call
+// id, which providers reuse). [Runtime.Approve], [Runtime.Deny] or
+// [Runtime.Decide] (which may name the call the operator was shown) audit
+// the decision (Config.Audit), store it as an [Approval] naming that call,
+// and resume the run in a new leased segment (through the queue, when there
+// is one). A decision covers the call it names and no other: a later call
+// with the same id, or the same tool with other arguments, waits for its
+// own. A denied call is not made; the model is told, and the run goes on.
+// A [FourEyesTool] refuses its run's owner's approval ([ErrFourEyes])
+// unless they are an admin, which is audited as an override. The
+// conversation is rebuilt from the recorded steps and decisions, so a
+// resumed run — after an approval, or on another worker after a crash —
+// never replays a call that completed.
 package agent

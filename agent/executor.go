@@ -34,7 +34,7 @@ type segment struct {
 // execute drives a claimed run. It never settles a run that was cancelled
 // (the row is terminal already) or whose lease it lost (someone else owns
 // it now).
-func (rt *Runtime) execute(ctx context.Context, run *Run, owner string, dec *decision) {
+func (rt *Runtime) execute(ctx context.Context, run *Run, owner string) {
 	s := &segment{parent: ctx, rt: rt, run: run, owner: owner}
 	start := run.StartedAt
 	if start.IsZero() {
@@ -50,7 +50,7 @@ func (rt *Runtime) execute(ctx context.Context, run *Run, owner string, dec *dec
 	ctx, stop := rt.watcher.Watch(WithRunID(ctx, run.ID), run.ID)
 	defer stop()
 
-	err := s.loop(ctx, dec)
+	err := s.loop(ctx)
 	var stopped *errStop
 	switch {
 	case err == nil:
@@ -133,7 +133,7 @@ func (s *segment) settle(to Status, reason Reason, errText string) {
 
 // loop is the executor loop: ask the model, run the tool calls it asked
 // for, record each step, probe at every step boundary.
-func (s *segment) loop(ctx context.Context, dec *decision) error {
+func (s *segment) loop(ctx context.Context) error {
 	var req Request
 	if err := json.Unmarshal(s.run.Request, &req); err != nil {
 		return fmt.Errorf("agent: unreadable request: %w", err)
@@ -147,21 +147,23 @@ func (s *segment) loop(ctx context.Context, dec *decision) error {
 	if err != nil {
 		return fmt.Errorf("agent: reading the steps: %w", err)
 	}
-	if s.tr, err = rebuild(req.Prompt, steps); err != nil {
+	var decisions []*Approval
+	if len(steps) > 0 { // a decision names a model step: a fresh run has none
+		if decisions, err = s.rt.cfg.Store.ApprovalList(ctx, s.run.ID); err != nil {
+			return fmt.Errorf("agent: reading the decisions: %w", err)
+		}
+	}
+	if s.tr, err = rebuild(req.Prompt, steps, decisions); err != nil {
 		return fmt.Errorf("agent: rebuilding the conversation: %w", err)
 	}
 	for {
 		// The calls the model asked for that are not yet answered (after
-		// a resume, the one an operator decided on comes first).
+		// a resume, the one an operator decided on comes first). A
+		// decision applies only to the call it names.
 		for len(s.tr.pending) > 0 {
 			call := s.tr.pending[0]
-			var d *decision
-			if dec != nil && dec.callID == call.ID {
-				d, dec = dec, nil
-			} else if approved, ok := s.tr.decided[call.ID]; ok {
-				d = &decision{callID: call.ID, approved: approved}
-			}
-			if err := s.toolCall(ctx, call, d); err != nil {
+			pending := s.tr.pendingCall(s.run.ID, call)
+			if err := s.toolCall(ctx, call, pending, s.tr.decision(pending)); err != nil {
 				return err
 			}
 		}
@@ -221,13 +223,14 @@ func (s *segment) modelTurn(ctx context.Context) error {
 	}
 	s.tr.messages = append(s.tr.messages, model.Message{Role: model.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls})
 	s.tr.round = round
-	s.tr.pending = resp.ToolCalls
+	s.tr.turn(step.Seq, resp.ToolCalls)
 	return nil
 }
 
 // toolCall runs one tool call: approval, fence, a fresh look at the run
-// row, the call itself, and its step.
-func (s *segment) toolCall(ctx context.Context, call model.ToolCall, d *decision) error {
+// row, the call itself, and its step. d is the operator's decision on
+// exactly this call, if there is one.
+func (s *segment) toolCall(ctx context.Context, call model.ToolCall, pending *PendingCall, d *Approval) error {
 	tool, err := s.rt.cfg.Tools.Tool(ctx, call.Name)
 	if err != nil {
 		return fmt.Errorf("agent: looking up tool %q: %w", call.Name, err)
@@ -236,9 +239,9 @@ func (s *segment) toolCall(ctx context.Context, call model.ToolCall, d *decision
 		return s.recordCall(ctx, call, OutcomeFailed, fmt.Sprintf("There is no tool called %q.", call.Name), 0, false)
 	}
 	if tool.RequiresApproval() && d == nil {
-		return s.suspend(ctx, call)
+		return s.suspend(ctx, pending, tool)
 	}
-	if d != nil && !d.approved {
+	if d != nil && !d.Approved {
 		return s.recordCall(ctx, call, OutcomeDenied, fmt.Sprintf("The operator denied the call to tool %q.", call.Name), 0, false)
 	}
 	// A fresh read of the row right before anything is sent: no call goes
@@ -355,14 +358,21 @@ func (s *segment) cancelled(ctx context.Context) bool {
 	return errors.Is(context.Cause(ctx), ErrRunCancelled)
 }
 
-// suspend stores the resumable state and hands the run to the operator.
-func (s *segment) suspend(ctx context.Context, call model.ToolCall) error {
-	state, _ := json.Marshal(suspension{CallID: call.ID, Tool: call.Name, Round: s.tr.round})
+// suspend stores the resumable state — the call, named exactly — and
+// hands the run to the operator.
+func (s *segment) suspend(ctx context.Context, call *PendingCall, tool Tool) error {
+	if fe, ok := tool.(FourEyesTool); ok {
+		call.FourEyes = fe.FourEyes()
+	}
+	state, err := json.Marshal(call)
+	if err != nil {
+		return fmt.Errorf("agent: encoding the pending call: %w", err)
+	}
 	ok, err := s.rt.cfg.Store.RunSuspend(context.WithoutCancel(ctx), s.run.ID, s.owner, StatusWaitingForApproval, state)
 	if err != nil || !ok {
 		return s.lost(ctx)
 	}
-	s.rt.logger.Info("agent: run waiting for approval", "run", s.run.ID, "tool", call.Name)
+	s.rt.logger.Info("agent: run waiting for approval", "run", s.run.ID, "tool", call.Tool, "step", call.Step, "call", call.Call)
 	return stopSuspended
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -152,7 +153,10 @@ type testTool struct {
 	name     string
 	effect   agent.Effect
 	approval bool
+	fourEyes bool // the run's owner may not approve its calls
 	calls    atomic.Int64
+	mu       sync.Mutex
+	args     []string // the arguments of every call, in order
 	// run, if set, is what a call does; by default it returns "ok".
 	run func(ctx context.Context) (*agent.ToolResult, error)
 }
@@ -160,12 +164,23 @@ type testTool struct {
 func (t *testTool) Spec() agent.ToolSpec   { return agent.ToolSpec{Name: t.name} }
 func (t *testTool) Effect() agent.Effect   { return t.effect }
 func (t *testTool) RequiresApproval() bool { return t.approval }
-func (t *testTool) Call(ctx context.Context, _ json.RawMessage) (*agent.ToolResult, error) {
+func (t *testTool) FourEyes() bool         { return t.fourEyes }
+func (t *testTool) Call(ctx context.Context, args json.RawMessage) (*agent.ToolResult, error) {
 	t.calls.Add(1)
+	t.mu.Lock()
+	t.args = append(t.args, string(args))
+	t.mu.Unlock()
 	if t.run != nil {
 		return t.run(ctx)
 	}
 	return &agent.ToolResult{Outcome: agent.OutcomeOK, Text: "ok"}, nil
+}
+
+// called returns the arguments of every call made so far.
+func (t *testTool) called() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.args)
 }
 
 // blockUntilCancelled is a tool body that signals it started, then waits

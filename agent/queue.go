@@ -52,7 +52,7 @@ func (rt *Runtime) Work(ctx context.Context, runID string) error {
 			return fmt.Errorf("agent: claiming run %s: %w", runID, err)
 		}
 		if claimed != nil {
-			rt.execute(ctx, claimed, owner, nil)
+			rt.execute(ctx, claimed, owner)
 		}
 	case run.Status == StatusRunning && !run.LeaseExpires.IsZero() && run.LeaseExpires.Before(now):
 		rt.reap(ctx, run, now)

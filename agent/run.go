@@ -32,14 +32,13 @@ type Reason string
 
 // Termination reasons.
 const (
-	ReasonCompleted      Reason = "completed"
-	ReasonCancelled      Reason = "cancelled"
-	ReasonMaxRounds      Reason = "max_rounds"
-	ReasonDeadline       Reason = "deadline"
-	ReasonModelFailed    Reason = "model_failed"
-	ReasonApprovalDenied Reason = "approval_denied"
-	ReasonNotRetryable   Reason = "not_retryable" // found mid non-idempotent write: dead-lettered
-	ReasonFailed         Reason = "failed"
+	ReasonCompleted    Reason = "completed"
+	ReasonCancelled    Reason = "cancelled"
+	ReasonMaxRounds    Reason = "max_rounds"
+	ReasonDeadline     Reason = "deadline"
+	ReasonModelFailed  Reason = "model_failed"
+	ReasonNotRetryable Reason = "not_retryable" // found mid non-idempotent write: dead-lettered
+	ReasonFailed       Reason = "failed"
 )
 
 // Run is one agent run, as the store holds it.
@@ -62,7 +61,8 @@ type Run struct {
 	// recorded on a run that is not cancelled. Empty when no write is in
 	// flight.
 	PendingEffect Effect
-	// Suspended is the resumable state of a run waiting for approval.
+	// Suspended is the resumable state of a run waiting for approval: the
+	// call it waits on, as a JSON [PendingCall] (see [Run.Pending]).
 	Suspended json.RawMessage
 	// Attempts counts the times the run was claimed.
 	Attempts int

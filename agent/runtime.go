@@ -77,6 +77,11 @@ type Config struct {
 	// for any worker to go on with, instead of executing it in this
 	// process: for a process that serves the API and executes nothing.
 	ResumeElsewhere bool
+	// Audit, if set, records every decision on a tool call (approved,
+	// denied, an admin's override of four eyes, a refused approval) as an
+	// audit row naming the run, who, and the call. A decision that cannot
+	// be audited is not made. Nil: decisions are only logged.
+	Audit Auditor
 	// OnCancel, if set, is told of every run this runtime cancels, after
 	// the store recorded it and this process's watcher was told: a hook to
 	// tell other processes (PostgreSQL NOTIFY, the run's job). Its ctx
@@ -224,83 +229,6 @@ func (rt *Runtime) Cancel(ctx context.Context, actor Actor, runID string) error 
 	return nil
 }
 
-// Approve lets the tool call a run is waiting on go ahead: the run resumes
-// in a new leased segment, on this runtime, and the call is made. Of two
-// concurrent decisions, one wins; the other gets ErrNotWaiting.
-func (rt *Runtime) Approve(ctx context.Context, actor Actor, runID string) error {
-	return rt.decide(ctx, actor, runID, true)
-}
-
-// Deny refuses the tool call a run is waiting on: the run resumes, and the
-// model is told that the operator denied the call.
-func (rt *Runtime) Deny(ctx context.Context, actor Actor, runID string) error {
-	return rt.decide(ctx, actor, runID, false)
-}
-
-func (rt *Runtime) decide(ctx context.Context, actor Actor, runID string, approve bool) error {
-	run, err := rt.cfg.Store.RunGet(ctx, runID)
-	if err != nil {
-		return err
-	}
-	if !actor.mayAct(run) {
-		return fmt.Errorf("%w: %s may not decide for run %s", ErrForbidden, actor.ID, runID)
-	}
-	if run.Status.Terminal() {
-		return fmt.Errorf("%w: run %s", ErrFinished, runID)
-	}
-	owner := rt.newOwner("resume")
-	resumed, err := rt.cfg.Store.RunResume(ctx, runID, StatusWaitingForApproval, owner, rt.cfg.Now().Add(rt.cfg.LeaseDuration))
-	if err != nil {
-		return fmt.Errorf("agent: resuming run %s: %w", runID, err)
-	}
-	if resumed == nil {
-		return fmt.Errorf("%w: run %s", ErrNotWaiting, runID)
-	}
-	var wait suspension
-	if err := json.Unmarshal(resumed.Suspended, &wait); err != nil {
-		return fmt.Errorf("agent: run %s has unreadable resumable state: %w", runID, err)
-	}
-	outcome := OutcomeOK
-	if !approve {
-		outcome = OutcomeDenied
-	}
-	// The decision is a step: a segment that resumes the run later — on
-	// another worker, or after a crash — finds it there.
-	callRef, _ := json.Marshal(suspension{CallID: wait.CallID})
-	if err := rt.cfg.Store.StepAppend(ctx, &Step{RunID: runID, At: rt.cfg.Now(), Kind: StepApproval, Round: wait.Round,
-		Tool: wait.Tool, Args: callRef, Outcome: outcome, Text: "by " + actor.ID}); err != nil {
-		rt.logger.Warn("agent: recording an approval failed", "run", runID, "error", err)
-	}
-	if rt.cfg.ResumeElsewhere || rt.cfg.Queue != nil {
-		ok, err := rt.cfg.Store.RunRequeue(ctx, runID, owner)
-		if err != nil || !ok {
-			return fmt.Errorf("agent: handing run %s to the workers: %v", runID, err)
-		}
-		rt.Wake()
-		return nil
-	}
-	rt.wg.Add(1)
-	go func() {
-		defer rt.wg.Done()
-		rt.execute(rt.baseCtx, resumed, owner, &decision{callID: wait.CallID, approved: approve})
-	}()
-	return nil
-}
-
-// suspension is the resumable state of a run waiting for approval: which
-// call it waits on. The conversation itself is rebuilt from the steps.
-type suspension struct {
-	CallID string `json:"call_id"`
-	Tool   string `json:"tool"`
-	Round  int    `json:"round"`
-}
-
-// decision is an operator's answer to a suspension.
-type decision struct {
-	callID   string
-	approved bool
-}
-
 func (rt *Runtime) newOwner(kind string) string {
 	return kind + ":" + rt.cfg.WorkerID + ":" + strconv.FormatInt(rt.segment.Add(1), 10)
 }
@@ -365,7 +293,7 @@ func (rt *Runtime) Run(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			rt.execute(ctx, run, owner, nil)
+			rt.execute(ctx, run, owner)
 		}()
 	}
 }

@@ -74,6 +74,15 @@ type Store interface {
 	StepAppend(ctx context.Context, step *Step) error
 	// StepList returns a run's steps in order.
 	StepList(ctx context.Context, runID string) ([]*Step, error)
+
+	// ApprovalRecord stores an operator's decision on one call of a
+	// running run owner holds, in one statement guarded by the lease. It
+	// reports false, storing nothing, if owner does not hold the run or
+	// the call (run, step, call) has a decision already: a call is decided
+	// once.
+	ApprovalRecord(ctx context.Context, a *Approval, owner string) (bool, error)
+	// ApprovalList returns a run's decisions, by step and call.
+	ApprovalList(ctx context.Context, runID string) ([]*Approval, error)
 }
 
 // RunFilter selects runs for RunList. The zero value selects the newest

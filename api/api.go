@@ -10,10 +10,11 @@
 //	                                             (script: a script object, or a script file's text)
 //	GET  /v1/runs?status=&owner=&limit=&before=
 //	                                   viewer    runs, newest first; a full page gives next_before
-//	GET  /v1/runs/{id}                 viewer    the run, its steps and its audit rows
+//	GET  /v1/runs/{id}                 viewer    the run (with the call it waits on, if any), its
+//	                                             steps, the decisions on its calls, its audit rows
 //	POST /v1/runs/{id}/cancel          operator  cancel it     → {"run", "took_ms"}
-//	POST /v1/runs/{id}/approve         operator  approve the call it waits on
-//	POST /v1/runs/{id}/deny            operator  deny it
+//	POST /v1/runs/{id}/approve         operator  approve the call it waits on  [{"step", "call", "tool", "args_digest"}]
+//	POST /v1/runs/{id}/deny            operator  deny it                       [the same]
 //	GET  /v1/audit?run=&action=&limit=&before=
 //	                                   viewer    audit rows, newest first
 //	GET  /v1/whoami                    viewer    the token's name and role
@@ -43,6 +44,18 @@
 //
 // With no [Config.Tokens] (an embedded API, tests), every request acts as
 // [Config.Actor] without a token.
+//
+// # Approvals
+//
+// A run waiting for approval shows the call it waits on as run.pending:
+// the tool, its arguments, and the call's name (step, call, tool,
+// args_digest; see agent.CallRef). An approve or deny whose body carries
+// that name decides only if the run still waits on exactly that call, and
+// is a conflict otherwise; without a body it decides on whatever call the
+// run waits on. A denied call is not made; the model is told and the run
+// goes on. Under four eyes (a server's approval: other_person) the owner's
+// approval is forbidden, audited as call_approval_refused rather than
+// api_denied; an admin's own is an override, audited as one.
 //
 // # Errors
 //
@@ -269,9 +282,17 @@ func (s *server) showRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	detail := RunDetail{Run: toRun(run), Steps: make([]Step, len(steps)), Audit: []AuditRow{}}
+	decisions, err := s.cfg.Store.ApprovalList(r.Context(), id)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	detail := RunDetail{Run: toRun(run), Steps: make([]Step, len(steps)), Approvals: make([]Approval, len(decisions)), Audit: []AuditRow{}}
 	for i, st := range steps {
 		detail.Steps[i] = toStep(st)
+	}
+	for i, a := range decisions {
+		detail.Approvals[i] = toApproval(a)
 	}
 	if s.cfg.Audit != nil {
 		rows, err := s.cfg.Audit.List(r.Context(), audit.Query{RunID: id})
@@ -303,16 +324,38 @@ func (s *server) cancelRun(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"run": toRun(run), "took_ms": float64(took.Microseconds()) / 1000})
 }
 
+// decide approves or denies the call a run waits on. The body may name
+// that call ({"step", "call", "tool", "args_digest"}, as the run's pending
+// shows it): then the decision lands only if the run waits on exactly that
+// call, and is a conflict otherwise.
 func (s *server) decide(approve bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
-		var err error
-		if approve {
-			err = s.cfg.Runtime.Approve(r.Context(), s.actor(r), id)
-		} else {
-			err = s.cfg.Runtime.Deny(r.Context(), s.actor(r), id)
+		d := agent.Decision{RunID: id, Approve: approve}
+		var ref *CallRef
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+		dec.DisallowUnknownFields()
+		err := dec.Decode(&ref)
+		if err == nil && dec.More() {
+			err = errTrailingData
 		}
-		if err != nil {
+		if err != nil && !errors.Is(err, io.EOF) {
+			writeError(w, http.StatusBadRequest, "bad_request", "the body is not a call: "+decodeProblem(err))
+			return
+		}
+		if ref != nil {
+			d.Call = &agent.CallRef{RunID: id, Step: ref.Step, Call: ref.Call, Tool: ref.Tool, ArgsDigest: ref.ArgsDigest}
+		}
+		err = s.cfg.Runtime.Decide(r.Context(), s.actor(r), d)
+		switch {
+		case errors.Is(err, agent.ErrFourEyes):
+			// The runtime audited the refusal (call_approval_refused).
+			writeError(w, http.StatusForbidden, "forbidden", "this call needs the approval of someone other than the run's owner (four eyes)")
+			return
+		case errors.Is(err, agent.ErrNotWaiting) && d.Call != nil:
+			writeError(w, http.StatusConflict, "conflict", "the run is not waiting on the call named: look at it again")
+			return
+		case err != nil:
 			s.failRun(w, r, err)
 			return
 		}

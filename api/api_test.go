@@ -49,6 +49,9 @@ type options struct {
 	actor agent.Actor
 	// idle leaves the runtime's worker loop off: runs stay queued.
 	idle bool
+	// fourEyes makes the test server's tools need someone other than the
+	// run's owner to approve them (approval: other_person).
+	fourEyes bool
 	// tokens turns authentication on, with the store's tokens (and an
 	// audit log, which it needs). f.client then carries an admin token.
 	tokens bool
@@ -88,12 +91,16 @@ func newFixture(t *testing.T, o options) *fixture {
 	t.Cleanup(f.mcp.Close)
 
 	approval := o.approval
-	cat, err := catalogue.New(&catalogue.Config{Servers: []catalogue.Server{{
+	srv := catalogue.Server{
 		Name:             "test",
 		Command:          []string{"unused: dialled in process"},
 		RequiresApproval: &approval,
 		Effects:          map[string]agent.Effect{"echo": agent.EffectReadOnly},
-	}}}, &catalogue.Options{
+	}
+	if o.fourEyes {
+		srv.Approval = catalogue.ApprovalOtherPerson
+	}
+	cat, err := catalogue.New(&catalogue.Config{Servers: []catalogue.Server{srv}}, &catalogue.Options{
 		Dial: func(context.Context, catalogue.Server) (mcp.Transport, error) { return f.mcp.Transport(), nil },
 	})
 	if err != nil {
@@ -106,12 +113,16 @@ func newFixture(t *testing.T, o options) *fixture {
 	})
 
 	logger := slog.New(slog.NewTextHandler(f.logs, nil))
-	rt := newRuntime(t, f.store, cat, logger, o.idle)
+	var auditRuntime func(*agent.Config)
+	if o.audit || o.tokens {
+		f.audit = audit.New(st, bytes.Repeat([]byte{7}, audit.MinKeySize))
+		auditRuntime = func(c *agent.Config) { c.Audit = f.audit } // decisions on calls
+	}
+	rt := newRuntime(t, f.store, cat, logger, o.idle, auditRuntime)
 	f.rt = rt
 
 	cfg := api.Config{Runtime: rt, Store: f.store, Actor: o.actor, Catalogue: cat, Logger: logger}
-	if o.audit || o.tokens {
-		f.audit = audit.New(st, bytes.Repeat([]byte{7}, audit.MinKeySize))
+	if f.audit != nil {
 		cfg.Audit = f.audit
 	}
 	if o.tokens {
@@ -259,9 +270,9 @@ func rawRequest(t *testing.T, hc *http.Client, base, method, path, body string) 
 
 // newRuntime returns a runtime over st and tools, with the script model,
 // closed at cleanup; unless idle, its workers run until then.
-func newRuntime(t *testing.T, st agent.Store, tools agent.Tools, logger *slog.Logger, idle bool) *agent.Runtime {
+func newRuntime(t *testing.T, st agent.Store, tools agent.Tools, logger *slog.Logger, idle bool, adjust ...func(*agent.Config)) *agent.Runtime {
 	t.Helper()
-	rt, err := agent.New(agent.Config{
+	cfg := agent.Config{
 		Store:         st,
 		Tools:         tools,
 		NewModel:      newScriptModel,
@@ -269,7 +280,13 @@ func newRuntime(t *testing.T, st agent.Store, tools agent.Tools, logger *slog.Lo
 		ClaimInterval: 5 * time.Millisecond,
 		ReapInterval:  time.Hour,
 		Logger:        logger,
-	})
+	}
+	for _, f := range adjust {
+		if f != nil {
+			f(&cfg)
+		}
+	}
+	rt, err := agent.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -134,6 +134,14 @@ func (c *Client) CancelRun(ctx context.Context, id string) (*CancelResult, error
 
 // Decide approves (or, with approve false, denies) the call a run waits on.
 func (c *Client) Decide(ctx context.Context, id string, approve bool) (*Run, error) {
+	return c.DecideCall(ctx, id, approve, nil)
+}
+
+// DecideCall is Decide naming the call decided on (as the run's Pending
+// shows it): the API decides only if the run waits on exactly that call,
+// and answers conflict otherwise. A nil call decides on whatever the run
+// waits on.
+func (c *Client) DecideCall(ctx context.Context, id string, approve bool, call *CallRef) (*Run, error) {
 	verb := "/approve"
 	if !approve {
 		verb = "/deny"
@@ -141,7 +149,11 @@ func (c *Client) Decide(ctx context.Context, id string, approve bool) (*Run, err
 	var res struct {
 		Run Run `json:"run"`
 	}
-	return &res.Run, c.do(ctx, http.MethodPost, "/v1/runs/"+url.PathEscape(id)+verb, nil, &res)
+	var in any
+	if call != nil {
+		in = call
+	}
+	return &res.Run, c.do(ctx, http.MethodPost, "/v1/runs/"+url.PathEscape(id)+verb, in, &res)
 }
 
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {

@@ -19,16 +19,54 @@ type Run struct {
 	LeaseOwner    string          `json:"lease_owner,omitempty"`
 	Attempts      int             `json:"attempts"`
 	Request       json.RawMessage `json:"request,omitempty"`
-	CreatedAt     time.Time       `json:"created_at"`
-	StartedAt     *time.Time      `json:"started_at,omitempty"`
-	FinishedAt    *time.Time      `json:"finished_at,omitempty"`
+	// Pending is the call a run waiting for approval waits on: what an
+	// approval approves.
+	Pending    *PendingCall `json:"pending,omitempty"`
+	CreatedAt  time.Time    `json:"created_at"`
+	StartedAt  *time.Time   `json:"started_at,omitempty"`
+	FinishedAt *time.Time   `json:"finished_at,omitempty"`
 }
 
-// RunDetail is a run with its steps and audit rows.
+// RunDetail is a run with its steps, the decisions on its calls and its
+// audit rows.
 type RunDetail struct {
-	Run   Run        `json:"run"`
-	Steps []Step     `json:"steps"`
-	Audit []AuditRow `json:"audit"`
+	Run       Run        `json:"run"`
+	Steps     []Step     `json:"steps"`
+	Approvals []Approval `json:"approvals"`
+	Audit     []AuditRow `json:"audit"`
+}
+
+// CallRef names one tool call of a run exactly (see agent.CallRef): the
+// model step that asked for it, its place among that step's calls (from
+// 1), the tool and the SHA-256 of its canonical arguments. An approve or
+// deny request may carry it, to decide only on the call it names.
+type CallRef struct {
+	Step       int    `json:"step"`
+	Call       int    `json:"call"`
+	Tool       string `json:"tool"`
+	ArgsDigest string `json:"args_digest"`
+}
+
+// PendingCall is the call a run waits on, with its arguments.
+type PendingCall struct {
+	CallRef
+	Args json.RawMessage `json:"args"`
+	// CallID is the model's id of the call: shown, never matched (models
+	// reuse ids).
+	CallID string `json:"call_id,omitempty"`
+	// FourEyes says that the run's owner may not approve the call; an
+	// admin may, as an audited override.
+	FourEyes bool `json:"four_eyes"`
+}
+
+// Approval is an operator's decision on one call of a run.
+type Approval struct {
+	CallRef
+	CallID   string    `json:"call_id,omitempty"`
+	Approved bool      `json:"approved"`
+	By       string    `json:"by"`
+	Override bool      `json:"override"` // an admin approved their own run's four-eyes call
+	At       time.Time `json:"at"`
 }
 
 // Step is a step as the API shows it.
@@ -72,6 +110,12 @@ func toRun(r *agent.Run) Run {
 		PendingEffect: string(r.PendingEffect), LeaseOwner: r.LeaseOwner, Attempts: r.Attempts,
 		Request: r.Request, CreatedAt: r.CreatedAt,
 	}
+	if p := r.Pending(); p != nil {
+		out.Pending = &PendingCall{CallRef: toCallRef(p.CallRef), Args: p.Args, CallID: p.CallID, FourEyes: p.FourEyes}
+		if len(out.Pending.Args) == 0 {
+			out.Pending.Args = json.RawMessage(`{}`)
+		}
+	}
 	if !r.StartedAt.IsZero() {
 		t := r.StartedAt
 		out.StartedAt = &t
@@ -81,6 +125,14 @@ func toRun(r *agent.Run) Run {
 		out.FinishedAt = &t
 	}
 	return out
+}
+
+func toCallRef(r agent.CallRef) CallRef {
+	return CallRef{Step: r.Step, Call: r.Call, Tool: r.Tool, ArgsDigest: r.ArgsDigest}
+}
+
+func toApproval(a *agent.Approval) Approval {
+	return Approval{CallRef: toCallRef(a.CallRef), CallID: a.CallID, Approved: a.Approved, By: a.By, Override: a.Override, At: a.At}
 }
 
 func toStep(s *agent.Step) Step {

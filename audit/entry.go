@@ -46,6 +46,22 @@ const (
 	ActionTokenRevoked Action = "token_revoked"
 )
 
+// The actions of the runtime: operators' decisions on tool calls. Each row
+// names the run (RunID), who decided (Purpose: "by NAME") and the call
+// (Path: "TOOL step=N call=M args=sha256:…", never the arguments); Reason
+// is a fixed literal.
+const (
+	// ActionCallApproved records an approval of one tool call. Reason
+	// "admin override of four eyes" marks an admin approving their own
+	// run's call that needed another person.
+	ActionCallApproved Action = "call_approved"
+	// ActionCallDenied records a denial of one tool call.
+	ActionCallDenied Action = "call_denied"
+	// ActionCallApprovalRefused records an approval the runtime refused:
+	// the run's owner approving a call that needs another person.
+	ActionCallApprovalRefused Action = "call_approval_refused"
+)
+
 // Entry is what a caller records. It never holds a secret, a header value or
 // a query string: [Log.Record] drops anything after '?' or '#' in Path.
 type Entry struct {

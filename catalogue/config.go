@@ -38,6 +38,7 @@ const MaxServerNameLen = 32
 //	    url: https://tickets.example.com/mcp
 //	    credential: tickets-token
 //	    protocol: "2025-11-25"
+//	    approval: other_person   # four eyes: not the run's owner
 type Server struct {
 	// Name identifies the server, and prefixes its tools' local names:
 	// 1 to 32 of a-z 0-9 _ -.
@@ -70,6 +71,9 @@ type Server struct {
 	// RequiresApproval says whether an operator must approve each call of
 	// the server's tools. Nil means true: see [Server.ApprovalRequired].
 	RequiresApproval *bool `yaml:"requires_approval,omitempty"`
+	// Approval says who may approve those calls: empty for anyone who may
+	// act on the run, or [ApprovalOtherPerson] for four eyes.
+	Approval string `yaml:"approval,omitempty"`
 	// Enabled says whether the server's tools are offered at all. Nil
 	// means true: see [Server.IsEnabled].
 	Enabled *bool `yaml:"enabled,omitempty"`
@@ -200,6 +204,11 @@ func (s *Server) Validate() error {
 	}
 	if s.Protocol != "" && !slices.Contains(mcp.SupportedVersions(), s.Protocol) {
 		bad("protocol %q is not one andon speaks (%s)", s.Protocol, strings.Join(mcp.SupportedVersions(), ", "))
+	}
+	if s.Approval != "" && s.Approval != ApprovalOtherPerson {
+		bad("approval %q is not %s (or empty, for anyone who may act on the run)", s.Approval, ApprovalOtherPerson)
+	} else if s.Approval != "" && !s.ApprovalRequired() {
+		bad("approval: %s asks for approvals that requires_approval: false turns off", s.Approval)
 	}
 	for _, tool := range sortedKeys(s.Effects) {
 		switch e := s.Effects[tool]; e {

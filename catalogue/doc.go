@@ -49,7 +49,9 @@
 //
 // Calls of a server's tools need an operator's approval unless the server
 // says requires_approval: false, or an operator's setting of the tool says
-// otherwise.
+// otherwise. A server that says approval: other_person asks for four eyes
+// ([Tool.FourEyes]): the run's owner may not approve its own run's calls;
+// an admin may, and that override is audited.
 //
 // # Operators' settings
 //

@@ -40,7 +40,7 @@ type Tool struct {
 	setting  *ToolSetting // the operator's, if any
 }
 
-var _ agent.Tool = (*Tool)(nil)
+var _ agent.FourEyesTool = (*Tool)(nil)
 
 func newTool(s *server, name string, rt mcp.Tool) *Tool {
 	effect, source := EffectOf(&s.cfg, rt)
@@ -120,6 +120,18 @@ func (t *Tool) Effect() agent.Effect {
 // [Server.ApprovalRequired]. A disabled tool needs no approval: its Call
 // sends nothing.
 func (t *Tool) RequiresApproval() bool { return t.enabled && t.approval }
+
+// ApprovalOtherPerson, as a [Server]'s Approval, is four eyes: the run's
+// owner may not approve a call of the server's tools; an admin still may,
+// and the audit log records that as an override.
+const ApprovalOtherPerson = "other_person"
+
+// FourEyes reports whether a call needs someone other than the run's
+// owner to approve it: the server says approval: other_person and the
+// call needs approval at all. It makes Tool an [agent.FourEyesTool].
+func (t *Tool) FourEyes() bool {
+	return t.RequiresApproval() && t.srv.cfg.Approval == ApprovalOtherPerson
+}
 
 // Enabled reports whether the tool is offered: false once an operator has
 // disabled it.

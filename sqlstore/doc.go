@@ -1,7 +1,7 @@
 // Package sqlstore is andon's database: one implementation of every store
 // interface the domain packages declare — vault.Backend (secrets),
 // audit.Store (the audit chain), [agent.Store] (runs, their guarded
-// transitions and steps), catalogue.SettingsStore (operators' settings of
+// transitions, steps and operators' decisions on tool calls), catalogue.SettingsStore (operators' settings of
 // imported tools) and [api.TokenStore] (API tokens, kept as hashes) — on
 // SQLite ([Open]: one file, modernc.org/sqlite, pure Go, WAL and a busy
 // timeout) or on PostgreSQL ([OpenPostgres]: [PGStore], pgx/v5), with the

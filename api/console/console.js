@@ -347,8 +347,13 @@
     const pending = pendingCall(st);
     $('approval').hidden = !waiting;
     if (waiting) {
-      $('approval-tool').textContent = pending ? pending.call.name : 'a tool';
-      $('approval-args').textContent = pending ? pretty(pending.call.arguments || {}) : '';
+      // The server names the call the run waits on; an approval sends
+      // that name back, so it covers exactly the call shown here.
+      const p = r.pending;
+      $('approval-tool').textContent = p ? p.tool : pending ? pending.call.name : 'a tool';
+      $('approval-args').textContent = p ? pretty(p.args || {}) : pending ? pretty(pending.call.arguments || {}) : '';
+      $('approval-ref').textContent = p ? 'Step ' + p.step + ', call ' + p.call + (p.call_id ? ' (model id ' + p.call_id + ')' : '') + ' · arguments ' + p.args_digest : '';
+      $('approval-four-eyes').hidden = !(p && p.four_eyes);
     }
     renderTimeline(st, pending);
   }
@@ -365,7 +370,8 @@
         li.append(el('p', { class: 'what' }, 'Tool call ' + s.tool + ' — ', el('span', { class: 'o-' + s.outcome, text: s.outcome })));
         if (s.text) li.append(el('pre', { text: s.text }));
       } else if (s.kind === 'approval') {
-        li.append(el('p', { class: 'what', text: (s.outcome === 'ok' ? 'Approved ' : 'Denied ') + s.tool + ' ' + (s.text || '') }));
+        li.append(el('p', { class: 'what', text: (s.outcome === 'ok' ? 'Approved ' : 'Denied ') + s.tool + ' — ' + (s.text || '') }));
+        if (s.args) li.append(el('pre', { text: pretty(s.args) }));
       } else {
         li.append(el('p', { class: 'what', text: s.kind }));
       }
@@ -396,12 +402,15 @@
     http_call: 'request made',
     http_call_cancelled: 'cancelled in flight',
     http_call_cancelled_before_send: 'cancelled before send',
+    call_approved: 'tool call approved',
+    call_denied: 'tool call denied',
+    call_approval_refused: 'approval refused',
   };
 
   function renderAudit(st) {
     const rows = st.audit.map((a) => el('tr', { 'data-action': a.action },
       el('td', { text: fmtTime(a.time) }),
-      el('td', {}, el('code', { text: a.action }), ' ', ACTIONS[a.action] || ''),
+      el('td', {}, el('code', { text: a.action }), ' ', ACTIONS[a.action] || '', a.action.startsWith('call_') ? ' ' + (a.purpose || '') : ''),
       el('td', { text: [a.method, (a.host || '') + (a.path || '')].filter(Boolean).join(' ') }),
       el('td', { text: a.status ? String(a.status) : '—' }),
       el('td', { text: fmtMS(a.duration_ms) }),
@@ -438,13 +447,18 @@
     $('approve-button').disabled = true;
     $('deny-button').disabled = true;
     $('approval-status').textContent = verb === 'approve' ? 'Approving…' : 'Denying…';
+    const p = st.run && st.run.pending;
+    const call = p ? { step: p.step, call: p.call, tool: p.tool, args_digest: p.args_digest } : undefined;
     try {
-      const res = await api('POST', '/v1/runs/' + encodeURIComponent(st.id) + '/' + verb);
+      const res = await api('POST', '/v1/runs/' + encodeURIComponent(st.id) + '/' + verb, call);
       $('approval-status').textContent = verb === 'approve' ? 'Approved.' : 'Denied.';
       st.run = res.run;
       renderRun(st);
     } catch (e) {
-      if (!(e instanceof AuthNeeded)) $('approval-status').textContent = 'Could not ' + verb + ': ' + e.message;
+      if (e instanceof AuthNeeded) return;
+      $('approval-status').textContent = e.status === 409 && call
+        ? 'The run no longer waits on the call shown; nothing was decided. Look at the call it waits on now.'
+        : 'Could not ' + verb + ': ' + e.message;
     } finally {
       $('approve-button').disabled = false;
       $('deny-button').disabled = false;

@@ -278,6 +278,7 @@ func TestConsoleTokenAndApproval(t *testing.T) {
 		poll(`!document.getElementById('approval').hidden`),
 		poll(`document.getElementById('approval-tool').textContent === 'mcp_demo_slow'`),
 		poll(`document.getElementById('approval-args').textContent.includes('"ms": 60000')`),
+		poll(`document.getElementById('approval-ref').textContent.includes('sha256:')`),
 		poll(`document.getElementById('run-status').textContent === 'waiting for approval'`))
 	do("denying the call, from the keyboard",
 		chromedp.Focus(chromedp.ID("deny-button")),

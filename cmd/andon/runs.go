@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -193,6 +194,8 @@ func printStep(e *env, s api.Step) {
 		fmt.Fprintf(e.stdout, "  %d model: %s\n", s.Seq, oneLine(text))
 	case string(agent.StepTool):
 		fmt.Fprintf(e.stdout, "  %d tool %s → %s (%.0f ms): %s\n", s.Seq, s.Tool, s.Outcome, s.DurationMS, oneLine(s.Text))
+	case string(agent.StepApproval):
+		fmt.Fprintf(e.stdout, "  %d approval %s %s → %s, %s\n", s.Seq, s.Tool, oneLine(compactJSON(s.Args)), s.Outcome, oneLine(s.Text))
 	default:
 		fmt.Fprintf(e.stdout, "  %d %s %s → %s %s\n", s.Seq, s.Kind, s.Tool, s.Outcome, oneLine(s.Text))
 	}
@@ -276,15 +279,37 @@ func runShow(ctx context.Context, e *env, args []string) int {
 	if fence == "" {
 		fence = "clear"
 	}
-	fmt.Fprintf(e.stdout, "  write fence: %s\n  steps:\n", fence)
+	fmt.Fprintf(e.stdout, "  write fence: %s\n", fence)
+	if p := r.Pending; p != nil {
+		printPending(e, r.ID, p)
+	}
+	fmt.Fprintln(e.stdout, "  steps:")
 	for _, s := range d.Steps {
 		printStep(e, s)
+	}
+	if len(d.Approvals) > 0 {
+		fmt.Fprintln(e.stdout, "  decisions:")
+	}
+	for _, a := range d.Approvals {
+		what := "approved"
+		switch {
+		case !a.Approved:
+			what = "denied"
+		case a.Override:
+			what = "approved (admin override of four eyes)"
+		}
+		fmt.Fprintf(e.stdout, "    step %d call %d %s %s by %s at %s, args %s\n", a.Step, a.Call, a.Tool, what, a.By,
+			a.At.Local().Format(time.DateTime), a.ArgsDigest)
 	}
 	fmt.Fprintln(e.stdout, "  audit:")
 	if len(d.Audit) == 0 {
 		fmt.Fprintln(e.stdout, "    (no outbound HTTP)")
 	}
 	for _, a := range d.Audit {
+		if strings.HasPrefix(a.Action, "call_") { // a decision on a tool call
+			fmt.Fprintf(e.stdout, "    %d %s %s: %s (%s)\n", a.Seq, a.Action, a.Purpose, a.Path, a.Reason)
+			continue
+		}
 		sent := "nothing left"
 		if a.Sent {
 			sent = "request (and any credential) left"
@@ -294,16 +319,43 @@ func runShow(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
+// compactJSON is raw without insignificant space, or raw if it is not
+// JSON.
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// printPending shows the call a run waits on: what `andon approve`
+// approves.
+func printPending(e *env, id string, p *api.PendingCall) {
+	args, err := json.MarshalIndent(p.Args, "      ", "  ")
+	if err != nil {
+		args = p.Args
+	}
+	fmt.Fprintf(e.stdout, "  waiting for approval of a call to %s with arguments:\n      %s\n", p.Tool, args)
+	fmt.Fprintf(e.stdout, "    (step %d, call %d, model's id %q, args %s)\n", p.Step, p.Call, p.CallID, p.ArgsDigest)
+	if p.FourEyes {
+		fmt.Fprintln(e.stdout, "    four eyes: someone other than the run's owner must approve it (an admin may override)")
+	}
+	fmt.Fprintf(e.stdout, "    decide with: andon approve %s, or andon deny %s\n", id, id)
+}
+
 func runCancel(ctx context.Context, e *env, args []string) int {
 	return decideCommand(ctx, e, args, "cancel", "Cancel a run: its call in flight is abandoned on the wire.")
 }
 
 func runApprove(ctx context.Context, e *env, args []string) int {
-	return decideCommand(ctx, e, args, "approve", "Approve the tool call a run is waiting on; the run resumes.")
+	return decideCommand(ctx, e, args, "approve", "Approve the tool call a run is waiting on (andon show RUN shows it); the run resumes and makes\n"+
+		"that call. The approval names the call, and covers it only.")
 }
 
 func runDeny(ctx context.Context, e *env, args []string) int {
-	return decideCommand(ctx, e, args, "deny", "Deny the tool call a run is waiting on; the model is told.")
+	return decideCommand(ctx, e, args, "deny", "Deny the tool call a run is waiting on; the call is not made, the model is told\n"+
+		"that the operator denied it, and the run goes on.")
 }
 
 func decideCommand(ctx context.Context, e *env, args []string, verb, about string) int {
@@ -331,9 +383,27 @@ func decideCommand(ctx context.Context, e *env, args []string, verb, about strin
 		}
 		run, took = &res.Run, fmt.Sprintf(" in %.1f ms", res.TookMS)
 	default:
-		run, err = c.Decide(ctx, pos[0], verb == "approve")
+		// The decision names the call it is on, so what is printed is
+		// exactly what was decided: if the run moved on to another call
+		// meanwhile, the API refuses.
+		d, err := c.GetRun(ctx, pos[0])
 		if err != nil {
 			return apiError(e, err)
+		}
+		var ref *api.CallRef
+		if p := d.Run.Pending; p != nil {
+			ref = &p.CallRef
+		}
+		run, err = c.DecideCall(ctx, pos[0], verb == "approve", ref)
+		if err != nil {
+			return apiError(e, err)
+		}
+		if p := d.Run.Pending; p != nil {
+			done := "approved"
+			if verb == "deny" {
+				done = "denied"
+			}
+			took = fmt.Sprintf(" (%s %s %s, step %d, call %d)", done, p.Tool, oneLine(compactJSON(p.Args)), p.Step, p.Call)
 		}
 	}
 	if af.json {

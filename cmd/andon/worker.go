@@ -120,7 +120,9 @@ func assemble(ctx context.Context, e *env, sf *storeFlags, cfg *catalogue.Config
 	if err != nil {
 		return nil, err
 	}
-	if a.rt, err = agent.New(rf.config(st, a.cat, models, logger)); err != nil {
+	rcfg := rf.config(st, a.cat, models, logger)
+	rcfg.Audit = a.auditLog // every decision on a tool call is an audit row
+	if a.rt, err = agent.New(rcfg); err != nil {
 		return nil, err
 	}
 	if err = a.metrics.CountWatcherReads(a.rt.Watcher()); err != nil {

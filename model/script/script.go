@@ -25,12 +25,15 @@
 // answered with step k, where k-1 is the number of assistant messages already
 // in the conversation: a run resumed from its recorded steps, by another
 // worker or after an approval, goes on where it left off. Tool call ids are
-// deterministic: "call_<step>_<index>", both counted from one. Past the last
-// step, the model answers with a final text that says the script is over.
+// deterministic: "call_<step>_<index>", both counted from one, unless the
+// script gives a call its own id (as providers do, reusing them). Past the
+// last step, the model answers with a final text that says the script is
+// over.
 package script
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -67,6 +70,10 @@ type ToolCall struct {
 	Name string `json:"name"`
 	// Arguments must be a JSON object. Absent means {}.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// ID is the id the model gives the call. Absent means
+	// "call_<step>_<index>" (see [CallID]). Set it to play a provider
+	// that numbers calls per response and so reuses ids ("call_0").
+	ID string `json:"id,omitempty"`
 }
 
 // Parse reads a script from JSON or YAML and validates it. A document that
@@ -189,7 +196,7 @@ func New(s *Script) (*Model, error) {
 				}
 				args = b.Bytes()
 			}
-			calls[j] = ToolCall{Name: c.Name, Arguments: args}
+			calls[j] = ToolCall{Name: c.Name, Arguments: args, ID: c.ID}
 		}
 		m.steps[i] = Step{Text: st.Text, ToolCalls: calls, WaitMS: st.WaitMS}
 	}
@@ -230,7 +237,7 @@ func (m *Model) Complete(ctx context.Context, req *model.Request) (*model.Respon
 	resp := &model.Response{Text: st.Text}
 	for j, c := range st.ToolCalls {
 		resp.ToolCalls = append(resp.ToolCalls, model.ToolCall{
-			ID:        CallID(k+1, j+1),
+			ID:        cmp.Or(c.ID, CallID(k+1, j+1)),
 			Name:      c.Name,
 			Arguments: bytes.Clone(c.Arguments),
 		})

@@ -292,3 +292,25 @@ func TestCallID(t *testing.T) {
 		t.Errorf("CallID(3, 2) = %q", got)
 	}
 }
+
+// A script may give its calls ids of its own, as providers that number
+// calls per response do, reusing them from turn to turn.
+func TestScriptGivenCallIDs(t *testing.T) {
+	m := mustModel(t, `
+steps:
+  - tool_calls:
+      - {name: deploy, arguments: {env: staging}, id: call_0}
+      - {name: deploy, arguments: {env: qa}}
+  - tool_calls:
+      - {name: deploy, arguments: {env: production}, id: call_0}
+  - text: done
+`)
+	first, msgs := play(t, m, []model.Message{{Role: model.RoleUser, Text: "go"}})
+	second, _ := play(t, m, msgs)
+	if len(first.ToolCalls) != 2 || first.ToolCalls[0].ID != "call_0" || first.ToolCalls[1].ID != script.CallID(1, 2) {
+		t.Fatalf("first turn's calls = %+v; want ids call_0 and %s", first.ToolCalls, script.CallID(1, 2))
+	}
+	if len(second.ToolCalls) != 1 || second.ToolCalls[0].ID != "call_0" || string(second.ToolCalls[0].Arguments) != `{"env":"production"}` {
+		t.Fatalf("second turn's calls = %+v; want call_0 again, with the production arguments", second.ToolCalls)
+	}
+}

@@ -15,9 +15,10 @@ import (
 )
 
 // ExerciseRuns runs the suite of agent.Store: the run row as the one
-// definition of a run's state, its guarded transitions, the write fence and
-// the steps. newStore returns a fresh, empty store for one test and arranges
-// its cleanup. Every test runs in parallel with the others.
+// definition of a run's state, its guarded transitions, the write fence, the
+// steps and the decisions on tool calls. newStore returns a fresh, empty
+// store for one test and arranges its cleanup. Every test runs in parallel
+// with the others.
 //
 // A transition that loses (wrong status, wrong owner, lease not expired)
 // must report false (or a nil run) with a nil error: losing a race is not a
@@ -64,6 +65,9 @@ func ExerciseRuns(t *testing.T, newStore func(t *testing.T) agent.Store) {
 		{"TwoConcurrentResumesHaveExactlyOneWinner", testConcurrentResumes},
 		{"ResumeOfACancelledRunFailsAndItsSuspendedStateIsGone", testResumeCancelled},
 		{"ResumeNeedsTheWaitingStatusItNames", testResumeFromStatus},
+		{"ADecisionComesBackWithTheCallItNamesWhoAndWhen", testApprovalRoundTrip},
+		{"ADecisionIsRecordedOnlyByTheLeaseOwnerOfARunningRun", testApprovalNeedsTheLease},
+		{"ACallIsDecidedOnce", testApprovalOncePerCall},
 		{"RunFinishWithAnOwnerGuardFailsForANonOwner", testFinishOwnerGuard},
 		{"RunFinishOnlyMovesToATerminalStatus", testFinishNonTerminal},
 		{"StaleRunsAreRunningRunsWhoseLeaseExpired", testRunsStale},

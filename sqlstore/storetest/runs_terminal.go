@@ -177,10 +177,10 @@ func testFinishOwnerGuard(t *testing.T, s agent.Store) {
 	insertWaiting(t, s, "r2", "w1", []byte(`{"s":1}`))
 	ok, err = s.RunFinish(ctx, "r2", "w1", agent.StatusCompleted, agent.ReasonCompleted, "")
 	mustLose(t, "owner-guarded RunFinish of a waiting run", ok, err)
-	ok, err = s.RunFinish(ctx, "r2", "", agent.StatusFailed, agent.ReasonApprovalDenied, "")
+	ok, err = s.RunFinish(ctx, "r2", "", agent.StatusFailed, agent.ReasonFailed, "")
 	mustWin(t, "unguarded RunFinish of a waiting run", ok, err)
-	if got := get(t, s, "r2"); got.Suspended != nil || got.Reason != agent.ReasonApprovalDenied {
-		t.Fatalf("after an approval was denied: %+v; want no resumable state", got)
+	if got := get(t, s, "r2"); got.Suspended != nil || got.Reason != agent.ReasonFailed {
+		t.Fatalf("after an unguarded finish of a waiting run: %+v; want no resumable state", got)
 	}
 }
 
