@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -12,25 +11,24 @@ import (
 
 var _ audit.Store = (*PGStore)(nil)
 
-// errNoAuditHead means the audit_head row, which the migration creates, is
-// gone: there is nothing to lock appends on.
-var errNoAuditHead = errors.New("the audit_head row is missing")
-
-// AuditAppend implements [audit.Store]. The transaction reads the head with
-// SELECT … FOR UPDATE, so an append from any other connection, process or
-// machine waits at that read until this one commits, and then reads the
-// head this one wrote: no two appends see the same head.
-func (s *PGStore) AuditAppend(ctx context.Context, next func(head audit.Head) (audit.Row, audit.Head, error)) error {
+// AuditAppend implements [audit.Store]. The transaction locks the head's
+// row (SELECT … FOR UPDATE), so an append from any other connection,
+// process or machine waits there until this one commits, and then reads the
+// head this one wrote: no two appends see the same head. The row is put
+// back first if it was deleted, so that there is always one to lock.
+func (s *PGStore) AuditAppend(ctx context.Context, next func(audit.Heads) (audit.Row, audit.Head, error)) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
-		var head audit.Head
-		err := tx.QueryRow(ctx, `SELECT seq, mac, seal FROM audit_head WHERE id = 1 FOR UPDATE`).Scan(&head.Seq, &head.MAC, &head.Seal)
-		if errors.Is(err, pgx.ErrNoRows) {
-			err = errNoAuditHead
-		}
-		if err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO audit_head (id, seq) VALUES (1, 0) ON CONFLICT (id) DO NOTHING`); err != nil {
 			return fmt.Errorf("sqlstore: locking the audit head: %w", err)
 		}
-		row, newHead, err := next(head)
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM audit_head WHERE id = 1 FOR UPDATE`); err != nil {
+			return fmt.Errorf("sqlstore: locking the audit head: %w", err)
+		}
+		heads, err := s.readHeads(ctx, tx)
+		if err != nil {
+			return err
+		}
+		row, head, err := next(heads)
 		if err != nil {
 			return err
 		}
@@ -40,25 +38,35 @@ func (s *PGStore) AuditAppend(ctx context.Context, next func(head audit.Head) (a
 			row.Status, row.OK, row.Reason, int64(row.Duration), row.MAC); err != nil {
 			return fmt.Errorf("sqlstore: appending audit row: %w", err)
 		}
-		if _, err := tx.Exec(ctx, `UPDATE audit_head SET seq = $1, mac = $2, seal = $3 WHERE id = 1`,
-			newHead.Seq, newHead.MAC, newHead.Seal); err != nil {
-			return fmt.Errorf("sqlstore: moving audit head: %w", err)
+		for _, table := range []string{"audit_head", "audit_mark"} {
+			if _, err := tx.Exec(ctx, `INSERT INTO `+table+` (id, seq, first_seq, length, mac, seal) VALUES (1, $1, $2, $3, $4, $5)
+				ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, first_seq = excluded.first_seq,
+					length = excluded.length, mac = excluded.mac, seal = excluded.seal`,
+				head.Seq, head.First, head.Length, head.MAC, head.Seal); err != nil {
+				return fmt.Errorf("sqlstore: moving %s: %w", table, err)
+			}
 		}
 		return nil
 	})
 }
 
-// AuditHead implements [audit.Store]: the zero Head for an empty log.
-func (s *PGStore) AuditHead(ctx context.Context) (audit.Head, error) {
-	var h audit.Head
-	err := s.pool.QueryRow(ctx, `SELECT seq, mac, seal FROM audit_head WHERE id = 1`).Scan(&h.Seq, &h.MAC, &h.Seal)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return audit.Head{}, nil
+// AuditHeads implements [audit.Store].
+func (s *PGStore) AuditHeads(ctx context.Context) (audit.Heads, error) {
+	return s.readHeads(ctx, s.pool)
+}
+
+type pgRowQuerier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+func (s *PGStore) readHeads(ctx context.Context, q pgRowQuerier) (audit.Heads, error) {
+	var hs audit.Heads
+	h, m := &hs.Head, &hs.Mark
+	if err := q.QueryRow(ctx, headsQuery).Scan(&h.Seq, &h.First, &h.Length, &h.MAC, &h.Seal,
+		&m.Seq, &m.First, &m.Length, &m.MAC, &m.Seal); err != nil {
+		return audit.Heads{}, fmt.Errorf("sqlstore: reading audit head: %w", err)
 	}
-	if err != nil {
-		return audit.Head{}, fmt.Errorf("sqlstore: reading audit head: %w", err)
-	}
-	return h, nil
+	return hs, nil
 }
 
 // AuditRows implements [audit.Store].
