@@ -98,8 +98,8 @@ func (l *Log) Verify(ctx context.Context) (Summary, error) {
 	case mark.Seq == 0 && head.First != 0:
 		return Summary{}, &TamperError{Seq: head.Seq, Problem: "the mark is missing (deleted): every append writes it with the head"}
 	case mark.Seq == 0:
-		// A head sealed before marks existed (schema version 6 and
-		// older); the next append writes both.
+		// A head sealed before marks existed (a database older than
+		// schema version 7); the next append writes both.
 	case mark.Seq > head.Seq:
 		return Summary{}, &TamperError{Seq: head.Seq + 1, Problem: fmt.Sprintf("missing: the chain ends at row %d, but its mark says this key sealed a chain of %d rows (the log was rolled back, or restarted after its rows and head were deleted)", head.Seq, mark.Seq)}
 	case mark.Seq < head.Seq:
