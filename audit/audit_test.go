@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -59,11 +60,19 @@ func (b *testBundle) fill(t *testing.T, n int) {
 	}
 }
 
+// sqliteGuards are the triggers that keep the audit tables append-only
+// against accidents.
+var sqliteGuards = []string{
+	`DROP TRIGGER audit_log_no_update`, `DROP TRIGGER audit_log_no_delete`,
+	`DROP TRIGGER audit_head_no_delete`, `DROP TRIGGER audit_head_no_rollback`,
+	`DROP TRIGGER audit_mark_no_delete`, `DROP TRIGGER audit_mark_no_rollback`,
+}
+
 // tamper runs SQL directly against the database, as an attacker with write
 // access would, after dropping the append-only triggers.
 func (b *testBundle) tamper(t *testing.T, stmts ...string) {
 	t.Helper()
-	stmts = append([]string{`DROP TRIGGER audit_log_no_update`, `DROP TRIGGER audit_log_no_delete`}, stmts...)
+	stmts = append(slices.Clone(sqliteGuards), stmts...)
 	for _, s := range stmts {
 		if _, err := b.rawDB.Exec(s); err != nil {
 			t.Fatalf("%s: %v", s, err)
@@ -167,7 +176,7 @@ func TestVerifyCatchesARowAddedOutsideTheLog(t *testing.T) {
 	b := setup(t)
 	b.fill(t, 3)
 	b.tamper(t, `INSERT INTO audit_log SELECT 4, time_ns, action, purpose, run_id, method, host, path, status, ok, reason, duration_ns, mac FROM audit_log WHERE seq = 3`)
-	wantTampered(t, b, 4, "edited")
+	wantTampered(t, b, 4, "added outside the log")
 }
 
 func TestVerifyWithAnotherKeyFails(t *testing.T) {
@@ -188,6 +197,11 @@ func TestTheStoreRefusesUpdatesAndDeletes(t *testing.T) {
 	for _, s := range []string{`UPDATE audit_log SET status = 1`, `DELETE FROM audit_log`} {
 		if _, err := b.rawDB.Exec(s); err == nil || !strings.Contains(err.Error(), "append-only") {
 			t.Errorf("%s = %v, want the append-only trigger to refuse it", s, err)
+		}
+	}
+	for _, s := range []string{`UPDATE audit_head SET seq = 1`, `DELETE FROM audit_head`, `UPDATE audit_mark SET seq = 1`, `DELETE FROM audit_mark`} {
+		if _, err := b.rawDB.Exec(s); err == nil || !strings.Contains(err.Error(), "never goes back") {
+			t.Errorf("%s = %v, want a trigger to refuse it", s, err)
 		}
 	}
 }

@@ -100,13 +100,22 @@ type Row struct {
 }
 
 // Head is the store's record of the chain's end, updated with every append.
+// Its text form ([Head.MarshalText], printed by "andon audit head") is what
+// an operator keeps elsewhere, to check the log against later
+// ([Log.VerifyKept]).
 type Head struct {
 	// Seq is the last row's sequence number; 0 for an empty log.
 	Seq int64
+	// First is the sequence number the chain begins at: 1. It is 0 for an
+	// empty log, and for a head sealed before heads recorded it (a
+	// database older than schema version 7), whose chain began at 1 too.
+	First int64
+	// Length is the number of rows the chain holds, First through Seq.
+	Length int64
 	// MAC is the last row's MAC; nil for an empty log.
 	MAC []byte
-	// Seal is an HMAC over Seq and MAC, so that the head cannot be moved
-	// back without the key.
+	// Seal is an HMAC over the other fields, so that the head cannot be
+	// moved back, shortened or moved to another chain without the key.
 	Seal []byte
 }
 

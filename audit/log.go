@@ -37,15 +37,40 @@ func (l *Log) Record(ctx context.Context, e Entry) (Row, error) {
 	e.Time = time.Unix(0, e.Time.UnixNano()).UTC()
 	e.Path = cleanPath(e.Path)
 	var row Row
-	err := l.store.AuditAppend(ctx, func(head Head) (Row, Head, error) {
-		row = Row{Seq: head.Seq + 1, Entry: e}
-		row.MAC = rowMAC(l.key, row, head.MAC)
-		return row, Head{Seq: row.Seq, MAC: row.MAC, Seal: headSeal(l.key, row.Seq, row.MAC)}, nil
+	err := l.store.AuditAppend(ctx, func(h Heads) (Row, Head, error) {
+		var head Head
+		row, head = l.next(h, e)
+		return row, head, nil
 	})
 	if err != nil {
 		return Row{}, fmt.Errorf("audit: appending %s row: %w", e.Action, err)
 	}
 	return row, nil
+}
+
+// next returns e as the row that follows the chain's end, and the head
+// after it. The end is the head, or the mark if the mark is further on: the
+// head was deleted or moved back. Numbering on from the mark means that no
+// sequence number is ever sealed twice under one key, so [Log.Verify] names
+// the rows that went missing instead of finding a shorter chain that
+// restarted at 1.
+func (l *Log) next(h Heads, e Entry) (Row, Head) {
+	end := h.Head
+	if h.Mark.Seq > end.Seq {
+		end = h.Mark
+	}
+	row := Row{Seq: end.Seq + 1, Entry: e}
+	row.MAC = rowMAC(l.key, row, end.MAC)
+	first := end.First
+	switch {
+	case end.Seq == 0:
+		first = row.Seq
+	case first == 0:
+		first = 1 // a head sealed before heads recorded it: chains began at 1
+	}
+	head := Head{Seq: row.Seq, First: first, Length: row.Seq - first + 1, MAC: row.MAC}
+	head.Seal = headSeal(l.key, head)
+	return row, head
 }
 
 // List returns the rows q selects, ordered by sequence number.

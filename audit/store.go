@@ -21,17 +21,30 @@ type Query struct {
 	Limit int
 }
 
-// Store keeps the rows and the head. sqlstore implements it. Implementations
-// must be safe for concurrent use, by goroutines and by processes.
+// Heads is what the store keeps of the chain's end, in two places that
+// every append writes in one transaction: the head, and the mark, a copy of
+// it in a table of its own. Deleting the rows and the head leaves the mark:
+// sealed evidence of how long a chain this key sealed. Either is the zero
+// Head if its table holds no row.
+type Heads struct {
+	Head Head
+	Mark Head
+}
+
+// Store keeps the rows, the head and the mark. sqlstore implements it.
+// Implementations must be safe for concurrent use, by goroutines and by
+// processes.
 type Store interface {
-	// AuditAppend reads the head, calls next with it, and stores the row
-	// and new head that next returns, all in one transaction, so that no
-	// other append runs between the read and the write. If next fails,
-	// nothing is stored and its error is returned.
-	AuditAppend(ctx context.Context, next func(head Head) (Row, Head, error)) error
+	// AuditAppend reads the head and the mark, calls next with them, and
+	// stores the row that next returns and the head it returns as both
+	// the head and the mark, all in one transaction, so that no other
+	// append runs between the read and the write. If next fails, nothing
+	// is stored and its error is returned.
+	AuditAppend(ctx context.Context, next func(Heads) (Row, Head, error)) error
 	// AuditRows returns the rows q selects, ordered by Seq (descending
 	// if q.Newest).
 	AuditRows(ctx context.Context, q Query) ([]Row, error)
-	// AuditHead returns the head; the zero Head for an empty log.
-	AuditHead(ctx context.Context) (Head, error)
+	// AuditHeads returns the head and the mark, read together (in one
+	// statement), so that an append cannot fall between the two reads.
+	AuditHeads(ctx context.Context) (Heads, error)
 }

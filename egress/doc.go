@@ -23,9 +23,9 @@
 //  5. Vetting of every address: loopback, private, link-local and cloud
 //     metadata, CGNAT, unspecified, multicast, broadcast, reserved,
 //     documentation and benchmarking ranges, IPv6 unique-local,
-//     IPv4-mapped and -compatible, NAT64, discard, and 6to4 or Teredo
-//     addresses embedding any of those. One bad address refuses the
-//     request. Only IP and CIDR entries of [Config.AllowedHosts] exempt
+//     IPv4-mapped, -translated and -compatible, NAT64, discard, and 6to4
+//     or Teredo addresses embedding any of those; and an invalid address
+//     from a resolver. One bad address refuses the request. Only IP and CIDR entries of [Config.AllowedHosts] exempt
 //     the addresses they contain.
 //  6. Pin: the vetted addresses travel with the request to the
 //     transport's dialer, which dials only them and never resolves a name,

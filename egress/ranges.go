@@ -29,6 +29,7 @@ var blockedRanges = func() []blockedRange {
 		{"::/128", "unspecified"},
 		{"::1/128", "loopback"},
 		{"::ffff:0:0/96", "IPv4-mapped"},
+		{"::ffff:0:0:0/96", "IPv4-translated"}, // RFC 2765 (SIIT): reaches the IPv4 address it embeds
 		{"::/96", "IPv4-compatible"},
 		{"64:ff9b::/96", "NAT64"},
 		{"64:ff9b:1::/48", "local-use NAT64"},
@@ -58,8 +59,13 @@ var (
 
 // refusedRange returns the name of the refused range a falls in, or "" if a
 // may be dialled. IPv4 addresses embedded in 6to4 and Teredo addresses are
-// checked as well.
+// checked as well. An invalid Addr (a resolver's zero value) lies in no
+// range, so it is refused by name: dialling it fails only after the secret
+// was put on the request.
 func refusedRange(a netip.Addr) string {
+	if !a.IsValid() {
+		return "not an IP address"
+	}
 	if a.Zone() != "" {
 		return "scoped (zone)"
 	}

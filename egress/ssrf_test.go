@@ -65,6 +65,8 @@ var ssrfCases = []struct {
 	{url: "https://[::ffff:169.254.169.254]/", want: egress.ReasonAddress},
 	{url: "https://[::ffff:8.8.8.8]/", want: egress.ReasonAddress}, // mapped: refused whatever it embeds
 	{url: "https://[::127.0.0.1]/", want: egress.ReasonAddress},
+	{url: "https://[::ffff:0:7f00:1]/", want: egress.ReasonAddress},    // IPv4-translated 127.0.0.1
+	{url: "https://[::ffff:0:a9fe:a9fe]/", want: egress.ReasonAddress}, // IPv4-translated 169.254.169.254
 	{url: "https://[64:ff9b::a9fe:a9fe]/", want: egress.ReasonAddress},
 	{url: "https://[64:ff9b:1::a00:1]/", want: egress.ReasonAddress},
 	{url: "https://[fc00::1]/", want: egress.ReasonAddress},
@@ -89,6 +91,8 @@ var ssrfCases = []struct {
 	{url: "https://mapped.example.test/", want: egress.ReasonAddress},
 	{url: "https://nat64.example.test/", want: egress.ReasonAddress},
 	{url: "https://ula.example.test/", want: egress.ReasonAddress},
+	{url: "https://translated.example.test/", want: egress.ReasonAddress},
+	{url: "https://invalid.example.test/", want: egress.ReasonAddress},
 	{url: "https://nowhere.example.test/", want: egress.ReasonUnresolvable},
 	{url: "https://empty.example.test/", want: egress.ReasonUnresolvable},
 	// URL tricks and schemes.
@@ -120,6 +124,8 @@ func TestSSRFBattery(t *testing.T) {
 		"mapped.example.test":      addrs("::ffff:10.0.0.1"),
 		"nat64.example.test":       addrs("64:ff9b::7f00:1"),
 		"ula.example.test":         addrs("fd12:3456::1"),
+		"translated.example.test":  addrs("::ffff:0:a00:1"),
+		"invalid.example.test":     {{}}, // a resolver's zero netip.Addr
 		"empty.example.test":       nil,
 		"api.example.test":         addrs("93.184.216.34"),
 	}

@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -16,13 +15,13 @@ const auditColumns = `seq, time_ns, action, purpose, run_id, method, host, path,
 
 // AuditAppend implements [audit.Store]. The transaction takes SQLite's write
 // lock at BEGIN, so appends from other connections and processes wait.
-func (s *Store) AuditAppend(ctx context.Context, next func(head audit.Head) (audit.Row, audit.Head, error)) error {
+func (s *Store) AuditAppend(ctx context.Context, next func(audit.Heads) (audit.Row, audit.Head, error)) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error {
-		head, err := readHead(ctx, tx)
+		heads, err := readHeads(ctx, tx)
 		if err != nil {
 			return err
 		}
-		row, newHead, err := next(head)
+		row, head, err := next(heads)
 		if err != nil {
 			return err
 		}
@@ -31,34 +30,43 @@ func (s *Store) AuditAppend(ctx context.Context, next func(head audit.Head) (aud
 			row.Status, row.OK, row.Reason, int64(row.Duration), row.MAC); err != nil {
 			return fmt.Errorf("sqlstore: appending audit row: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO audit_head (id, seq, mac, seal) VALUES (1, ?, ?, ?)
-			ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, mac = excluded.mac, seal = excluded.seal`,
-			newHead.Seq, newHead.MAC, newHead.Seal); err != nil {
-			return fmt.Errorf("sqlstore: moving audit head: %w", err)
+		for _, table := range []string{"audit_head", "audit_mark"} {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO `+table+` (id, seq, first_seq, length, mac, seal) VALUES (1, ?, ?, ?, ?, ?)
+				ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, first_seq = excluded.first_seq,
+					length = excluded.length, mac = excluded.mac, seal = excluded.seal`,
+				head.Seq, head.First, head.Length, head.MAC, head.Seal); err != nil {
+				return fmt.Errorf("sqlstore: moving %s: %w", table, err)
+			}
 		}
 		return nil
 	})
 }
 
-// AuditHead implements [audit.Store].
-func (s *Store) AuditHead(ctx context.Context) (audit.Head, error) {
-	return readHead(ctx, s.db)
+// AuditHeads implements [audit.Store].
+func (s *Store) AuditHeads(ctx context.Context) (audit.Heads, error) {
+	return readHeads(ctx, s.db)
 }
 
 type rowQuerier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-func readHead(ctx context.Context, q rowQuerier) (audit.Head, error) {
-	var h audit.Head
-	err := q.QueryRowContext(ctx, `SELECT seq, mac, seal FROM audit_head WHERE id = 1`).Scan(&h.Seq, &h.MAC, &h.Seal)
-	if errors.Is(err, sql.ErrNoRows) {
-		return audit.Head{}, nil
+// headsQuery reads the head and the mark in one statement (either may be
+// missing), the same on both backends.
+const headsQuery = `SELECT COALESCE(h.seq, 0), COALESCE(h.first_seq, 0), COALESCE(h.length, 0), h.mac, h.seal,
+		COALESCE(m.seq, 0), COALESCE(m.first_seq, 0), COALESCE(m.length, 0), m.mac, m.seal
+	FROM (SELECT 1 AS id) AS one
+	LEFT JOIN audit_head AS h ON h.id = one.id
+	LEFT JOIN audit_mark AS m ON m.id = one.id`
+
+func readHeads(ctx context.Context, q rowQuerier) (audit.Heads, error) {
+	var hs audit.Heads
+	h, m := &hs.Head, &hs.Mark
+	if err := q.QueryRowContext(ctx, headsQuery).Scan(&h.Seq, &h.First, &h.Length, &h.MAC, &h.Seal,
+		&m.Seq, &m.First, &m.Length, &m.MAC, &m.Seal); err != nil {
+		return audit.Heads{}, fmt.Errorf("sqlstore: reading audit head: %w", err)
 	}
-	if err != nil {
-		return audit.Head{}, fmt.Errorf("sqlstore: reading audit head: %w", err)
-	}
-	return h, nil
+	return hs, nil
 }
 
 // AuditRows implements [audit.Store].

@@ -119,10 +119,11 @@ func TestProcessesChainAuditRows(t *testing.T) {
 			sum := sha256.Sum256(binary.BigEndian.AppendUint64(append([]byte(nil), prev...), uint64(seq)))
 			return sum[:]
 		}
-		next := func(h audit.Head) (audit.Row, audit.Head, error) {
+		next := func(hs audit.Heads) (audit.Row, audit.Head, error) {
+			h := hs.Head
 			r := audit.Row{Seq: h.Seq + 1, Entry: audit.Entry{Time: time.Now(), Action: audit.ActionHTTPCall}}
 			r.MAC = link(h.MAC, r.Seq)
-			return r, audit.Head{Seq: r.Seq, MAC: r.MAC, Seal: r.MAC}, nil
+			return r, audit.Head{Seq: r.Seq, First: 1, Length: r.Seq, MAC: r.MAC, Seal: r.MAC}, nil
 		}
 		const each = 20
 		var wg sync.WaitGroup

@@ -31,7 +31,7 @@ func TestPostgresWorkersOpeningAtOnceMigrateOnce(t *testing.T) {
 	}
 	wg.Wait()
 	s := openPGAt(t, dsn) // and once more, later
-	if _, err := s.AuditHead(t.Context()); err != nil {
+	if _, err := s.AuditHeads(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	files, _ := filepath.Glob("migrations/postgres/*.sql")

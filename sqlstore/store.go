@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/url"
 	"slices"
 	"strconv"
@@ -33,9 +34,16 @@ type Store struct {
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Open opens (creating if needed) the SQLite database at path and migrates
-// it. Close the Store when done.
-func Open(ctx context.Context, path string) (*Store, error) {
+// Open opens (creating if needed, with mode 0600) the SQLite database at
+// path and migrates it. Close the Store when done.
+func Open(ctx context.Context, path string, opts ...OpenOption) (*Store, error) {
+	cfg := openConfig{logger: slog.Default()}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := prepareFile(path, cfg.logger); err != nil {
+		return nil, fmt.Errorf("sqlstore: creating %s: %w", path, err)
+	}
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(BusyTimeout.Milliseconds(), 10)+")")
 	q.Add("_pragma", "journal_mode(WAL)")

@@ -16,12 +16,19 @@ secrets), chained with HMAC-SHA256 so that editing, deleting or reordering a
 row is detected.
 
   andon audit list [--run ID] [--action A]   print rows, oldest first
-  andon audit verify                          check the whole chain
+  andon audit verify [--head H]               check the whole chain
+  andon audit head                            check it, then print its head
 
-verify exits 1 and names the first bad row if the log was tampered with.
+verify exits 1 and names the first bad row if the log was tampered with:
+a row edited, deleted, swapped or added, rows cut off the end, the log
+emptied or restarted while its mark remains. What the database alone cannot
+show is that it was replaced by an older copy of itself, or emptied of its
+rows, head and mark at once: keep the line that audit head prints where the
+database's writers cannot reach it, and check against it later with
+verify --head LINE (or --head FILE holding it).
 Exit codes: 0 success, 1 failure or a broken chain, 2 usage error.`
 
-// runAudit is "andon audit": list and verify.
+// runAudit is "andon audit": list, verify and head.
 func runAudit(ctx context.Context, e *env, args []string) int {
 	if len(args) == 0 {
 		e.errorf("audit: missing subcommand")
@@ -37,8 +44,10 @@ func runAudit(ctx context.Context, e *env, args []string) int {
 		return runAuditList(ctx, e, args[1:])
 	case "verify":
 		return runAuditVerify(ctx, e, args[1:])
+	case "head":
+		return runAuditHead(ctx, e, args[1:])
 	}
-	e.errorf("audit: unknown subcommand %q (want list or verify)", args[0])
+	e.errorf("audit: unknown subcommand %q (want list, verify or head)", args[0])
 	return exitUsage
 }
 
@@ -83,32 +92,59 @@ func orDash(s string) string {
 }
 
 func runAuditVerify(ctx context.Context, e *env, args []string) int {
-	fs := newFlagSet(e, "audit verify", "andon audit verify [flags]", auditAbout)
+	fs := newFlagSet(e, "audit verify", "andon audit verify [--head LINE|FILE] [flags]", auditAbout)
 	sf := addStoreFlags(fs)
+	keptFlag := fs.String("head", "", "also check the log against a `head` that audit head printed earlier: the line, or a file holding it")
 	if code, ok := fs.parseNoArgs(args); !ok {
 		return code
 	}
-	s := sf.openFor(ctx, e, "audit verify", false)
-	if s == nil {
+	var kept *audit.Head
+	if *keptFlag != "" {
+		h, err := readKeptHead(*keptFlag)
+		if err != nil {
+			return fs.usageError("--head: %v", err)
+		}
+		kept = &h
+	}
+	sum, ok := verifyAudit(ctx, e, sf, "audit verify", kept)
+	if !ok {
 		return exitFailure
+	}
+	fmt.Fprintf(e.stdout, "ok: %d rows verified; head row %d, MAC %s\n", sum.Rows, sum.Head.Seq, shortHex(sum.Head.MAC))
+	if kept != nil {
+		fmt.Fprintf(e.stdout, "ok: the kept head (row %d) is part of the chain\n", kept.Seq)
+	}
+	return exitOK
+}
+
+// verifyAudit opens the store and verifies its audit log, against kept if
+// it is not nil, reporting a failure as one line (false then).
+func verifyAudit(ctx context.Context, e *env, sf *storeFlags, name string, kept *audit.Head) (audit.Summary, bool) {
+	s := sf.openFor(ctx, e, name, false)
+	if s == nil {
+		return audit.Summary{}, false
 	}
 	defer s.close()
 	log, err := s.auditLog(ctx)
 	if err != nil {
-		e.errorf("audit verify: %s", sf.explain(err))
-		return exitFailure
+		e.errorf("%s: %s", name, sf.explain(err))
+		return audit.Summary{}, false
 	}
-	sum, err := log.Verify(ctx)
+	var sum audit.Summary
+	if kept != nil {
+		sum, err = log.VerifyKept(ctx, *kept)
+	} else {
+		sum, err = log.Verify(ctx)
+	}
 	if err != nil {
 		if errors.Is(err, audit.ErrTampered) {
-			e.errorf("audit verify: FAILED: %v", err)
+			e.errorf("%s: FAILED: %v", name, err)
 		} else {
-			e.errorf("audit verify: %v", err)
+			e.errorf("%s: %v", name, err)
 		}
-		return exitFailure
+		return audit.Summary{}, false
 	}
-	fmt.Fprintf(e.stdout, "ok: %d rows verified; head row %d, MAC %s\n", sum.Rows, sum.Head.Seq, shortHex(sum.Head.MAC))
-	return exitOK
+	return sum, true
 }
 
 func shortHex(b []byte) string {

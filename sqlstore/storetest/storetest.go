@@ -11,6 +11,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -186,9 +187,9 @@ func testSecretRekeyAllOrNothing(t *testing.T, s Store) {
 
 func testAuditEmpty(t *testing.T, s Store) {
 	ctx := t.Context()
-	head, err := s.AuditHead(ctx)
-	if err != nil || head.Seq != 0 || head.MAC != nil {
-		t.Fatalf("AuditHead(empty) = %+v, %v; want the zero Head", head, err)
+	heads, err := s.AuditHeads(ctx)
+	if err != nil || heads.Head.Seq != 0 || heads.Head.MAC != nil || heads.Mark.Seq != 0 || heads.Mark.MAC != nil {
+		t.Fatalf("AuditHeads(empty) = %+v, %v; want two zero Heads", heads, err)
 	}
 	rows, err := s.AuditRows(ctx, audit.Query{})
 	if err != nil || len(rows) != 0 {
@@ -197,11 +198,16 @@ func testAuditEmpty(t *testing.T, s Store) {
 }
 
 // chainNext appends rows chained by a simple hash, standing in for audit.Log.
-func chainNext(e audit.Entry) func(audit.Head) (audit.Row, audit.Head, error) {
-	return func(h audit.Head) (audit.Row, audit.Head, error) {
+// It fails if the mark it is given is not the head.
+func chainNext(e audit.Entry) func(audit.Heads) (audit.Row, audit.Head, error) {
+	return func(hs audit.Heads) (audit.Row, audit.Head, error) {
+		h := hs.Head
+		if !reflect.DeepEqual(hs.Mark, h) {
+			return audit.Row{}, audit.Head{}, fmt.Errorf("the store gave mark %+v with head %+v; every append writes both alike", hs.Mark, h)
+		}
 		r := audit.Row{Seq: h.Seq + 1, Entry: e}
 		r.MAC = link(h.MAC, r.Seq)
-		return r, audit.Head{Seq: r.Seq, MAC: r.MAC, Seal: append([]byte("seal"), r.MAC...)}, nil
+		return r, audit.Head{Seq: r.Seq, First: 1, Length: r.Seq, MAC: r.MAC, Seal: append([]byte("seal"), r.MAC...)}, nil
 	}
 }
 
@@ -234,9 +240,10 @@ func testAuditAppendAndQuery(t *testing.T, s Store) {
 			t.Fatalf("row %d = %+v, want seq %d and %+v", i, r, i+1, entries[i])
 		}
 	}
-	head, err := s.AuditHead(ctx)
-	if err != nil || head.Seq != 3 || !bytes.Equal(head.MAC, rows[2].MAC) {
-		t.Fatalf("AuditHead = %+v, %v; want seq 3 and the last MAC", head, err)
+	heads, err := s.AuditHeads(ctx)
+	want := audit.Head{Seq: 3, First: 1, Length: 3, MAC: rows[2].MAC, Seal: append([]byte("seal"), rows[2].MAC...)}
+	if err != nil || !reflect.DeepEqual(heads, audit.Heads{Head: want, Mark: want}) {
+		t.Fatalf("AuditHeads = %+v, %v; want head and mark both %+v", heads, err, want)
 	}
 	for _, c := range []struct {
 		q    audit.Query
@@ -269,12 +276,15 @@ func testAuditAppendAndQuery(t *testing.T, s Store) {
 func testAuditAppendFailure(t *testing.T, s Store) {
 	ctx := t.Context()
 	boom := errors.New("boom")
-	err := s.AuditAppend(ctx, func(audit.Head) (audit.Row, audit.Head, error) { return audit.Row{}, audit.Head{}, boom })
+	if err := s.AuditAppend(ctx, chainNext(audit.Entry{Action: audit.ActionHTTPCall})); err != nil {
+		t.Fatal(err)
+	}
+	err := s.AuditAppend(ctx, func(audit.Heads) (audit.Row, audit.Head, error) { return audit.Row{}, audit.Head{}, boom })
 	if !errors.Is(err, boom) {
 		t.Fatalf("AuditAppend = %v, want the callback's error", err)
 	}
-	if head, _ := s.AuditHead(ctx); head.Seq != 0 {
-		t.Fatalf("a failed append moved the head to %d", head.Seq)
+	if heads, _ := s.AuditHeads(ctx); heads.Head.Seq != 1 || heads.Mark.Seq != 1 {
+		t.Fatalf("a failed append moved the head and mark to %+v", heads)
 	}
 }
 
