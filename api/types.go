@@ -24,11 +24,15 @@ type Run struct {
 	FinishedAt    *time.Time      `json:"finished_at,omitempty"`
 }
 
-// RunDetail is a run with its steps and audit rows.
+// RunDetail is a run with its steps and audit rows. Audit is the newest
+// page of the run's rows, newest first, as GET /v1/audit?run=ID gives it;
+// AuditNextBefore, if not zero, is the before of the next (older) page
+// there.
 type RunDetail struct {
-	Run   Run        `json:"run"`
-	Steps []Step     `json:"steps"`
-	Audit []AuditRow `json:"audit"`
+	Run             Run        `json:"run"`
+	Steps           []Step     `json:"steps"`
+	Audit           []AuditRow `json:"audit"`
+	AuditNextBefore int64      `json:"audit_next_before,omitempty"`
 }
 
 // Step is a step as the API shows it.

@@ -257,6 +257,7 @@
     for (const f of ['run-status', 'run-reason', 'run-fence', 'run-owner', 'run-prompt', 'run-created', 'run-finished', 'cancel-status', 'approval-status']) $(f).textContent = '';
     $('timeline').replaceChildren();
     $('audit-table').tBodies[0].replaceChildren();
+    $('audit-more').hidden = true;
     $('approval').hidden = true;
     $('cancel-button').disabled = true;
     $('main').focus();
@@ -304,7 +305,10 @@
     try {
       const d = await api('GET', '/v1/runs/' + encodeURIComponent(st.id));
       if (st.stopped) return;
-      st.audit = d.audit || [];
+      // The newest page, newest first: shown oldest first, as the
+      // timeline is, and said so when older rows are left out.
+      st.audit = (d.audit || []).slice().reverse();
+      st.auditOlder = Boolean(d.audit_next_before);
       renderAudit(st);
     } catch (e) { /* the stream reports what matters */ }
   }
@@ -396,6 +400,8 @@
     http_call: 'request made',
     http_call_cancelled: 'cancelled in flight',
     http_call_cancelled_before_send: 'cancelled before send',
+    api_denied: 'request refused',
+    api_denied_repeated: 'requests refused again',
   };
 
   function renderAudit(st) {
@@ -411,6 +417,7 @@
     $('audit-table').tBodies[0].replaceChildren(...rows);
     $('audit-table').hidden = rows.length === 0;
     $('audit-empty').hidden = rows.length > 0;
+    $('audit-more').hidden = !st.auditOlder;
   }
 
   $('cancel-button').addEventListener('click', async () => {

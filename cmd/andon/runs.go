@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -284,12 +285,18 @@ func runShow(ctx context.Context, e *env, args []string) int {
 	if len(d.Audit) == 0 {
 		fmt.Fprintln(e.stdout, "    (no outbound HTTP)")
 	}
-	for _, a := range d.Audit {
+	if d.AuditNextBefore != 0 {
+		fmt.Fprintf(e.stdout, "    (older rows not shown: andon audit list --run %s, or GET /v1/audit?run=%s&before=%d)\n",
+			r.ID, r.ID, d.AuditNextBefore)
+	}
+	// The API gives the newest rows first; they read oldest first here,
+	// as the steps do.
+	for _, a := range slices.Backward(d.Audit) {
 		sent := "nothing left"
 		if a.Sent {
 			sent = "request (and any credential) left"
 		}
-		fmt.Fprintf(e.stdout, "    %d %s %s %s%s %d — %s\n", a.Seq, a.Action, a.Method, a.Host, a.Path, a.Status, sent)
+		fmt.Fprintf(e.stdout, "    %d %s %s %s%s %d — %s\n", a.Seq, a.Action, a.Method, a.Host, printable(a.Path), a.Status, sent)
 	}
 	return exitOK
 }
