@@ -311,7 +311,8 @@ func (s *server) showRun(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, err)
 			return
 		}
-		for _, row := range rows {
+		// The newest page, shown oldest first as the steps are.
+		for _, row := range slices.Backward(rows) {
 			detail.Audit = append(detail.Audit, toAudit(row))
 		}
 		if len(rows) == q.Limit {

@@ -25,9 +25,9 @@ type Run struct {
 }
 
 // RunDetail is a run with its steps and audit rows. Audit is the newest
-// page of the run's rows, newest first, as GET /v1/audit?run=ID gives it;
-// AuditNextBefore, if not zero, is the before of the next (older) page
-// there.
+// page of the run's rows (as GET /v1/audit?run=ID gives it), oldest first
+// as the steps are; AuditNextBefore, if not zero, is the before of GET
+// /v1/audit?run=ID for the older rows.
 type RunDetail struct {
 	Run             Run        `json:"run"`
 	Steps           []Step     `json:"steps"`

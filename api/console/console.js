@@ -305,9 +305,8 @@
     try {
       const d = await api('GET', '/v1/runs/' + encodeURIComponent(st.id));
       if (st.stopped) return;
-      // The newest page, newest first: shown oldest first, as the
-      // timeline is, and said so when older rows are left out.
-      st.audit = (d.audit || []).slice().reverse();
+      // The newest page of the rows: said so when older ones are left out.
+      st.audit = d.audit || [];
       st.auditOlder = Boolean(d.audit_next_before);
       renderAudit(st);
     } catch (e) { /* the stream reports what matters */ }

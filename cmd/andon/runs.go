@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -289,9 +288,7 @@ func runShow(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "    (older rows not shown: andon audit list --run %s, or GET /v1/audit?run=%s&before=%d)\n",
 			r.ID, r.ID, d.AuditNextBefore)
 	}
-	// The API gives the newest rows first; they read oldest first here,
-	// as the steps do.
-	for _, a := range slices.Backward(d.Audit) {
+	for _, a := range d.Audit {
 		sent := "nothing left"
 		if a.Sent {
 			sent = "request (and any credential) left"
