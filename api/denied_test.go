@@ -279,7 +279,7 @@ func TestDeniedRowCapsPathAndRun(t *testing.T) {
 	}
 	for i, c := range cases {
 		if r := rows[i]; r.Path != c.wantPath || r.RunID != c.wantRun || r.Purpose != c.who {
-			t.Errorf("%s %.60s: row path %q (%d bytes), run %q, purpose %q; want path %.60q…, run %q, purpose %q",
+			t.Errorf("%s %.60s: row path %.60q (%d bytes), run %.60q, purpose %q; want path %.60q, run %q, purpose %q",
 				c.method, c.path, r.Path, len(r.Path), r.RunID, r.Purpose, c.wantPath, c.wantRun, c.who)
 		}
 	}
@@ -314,5 +314,35 @@ func TestRunDetailPagesAuditRows(t *testing.T) {
 	}
 	if len(older.Audit) != 50 || older.Audit[0].Path != "/call/49" || older.Audit[49].Path != "/call/0" || older.NextBefore != 0 {
 		t.Errorf("the older rows: %d (first %+v), next before %d; want the other 50", len(older.Audit), older.Audit, older.NextBefore)
+	}
+}
+
+// TestDeniedCausesAreBounded: however many causes a client makes (here an
+// operator refused on 300 runs that are not hers, each its own cause),
+// the causes tracked at once — and so the rows of an interval — stop at
+// 256, and one more row for all the others, which are still counted.
+func TestDeniedCausesAreBounded(t *testing.T) {
+	t.Parallel()
+	metrics := api.NewMetrics(nil)
+	f := newFixture(t, options{idle: true, tokens: true, configure: func(c *api.Config) {
+		c.Metrics = metrics
+		c.DenialInterval = time.Hour
+	}})
+	ctx := context.Background()
+	alice := f.token("alice", api.RoleOperator)
+	const n = 300
+	for range n {
+		run, err := f.rt.Submit(ctx, "bob", &agent.Request{Prompt: "p", Script: json.RawMessage(finalScript)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		status, header, body := f.request("POST", "/v1/runs/"+run.ID+"/cancel", "Bearer "+alice, "")
+		checkError(t, status, header, body, http.StatusForbidden, "forbidden")
+	}
+	if rows := f.denials(); len(rows) != 256+1 {
+		t.Errorf("%d refusals of %d causes made %d api_denied rows, want 257: 256 causes and one for the rest", n, n, len(rows))
+	}
+	if got := deniedMetric(t, metrics); got != n {
+		t.Errorf("andon_api_denied_total counted %v refusals, want all %d", got, n)
 	}
 }
