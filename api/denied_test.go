@@ -123,9 +123,9 @@ func TestDeniedFloodIsBounded(t *testing.T) {
 		return "Bearer andon_" + hex.EncodeToString(b)
 	}
 	auths := []func() string{
-		func() string { return "" },                  // no token
+		func() string { return "" },                   // no token
 		func() string { return "Basic dXNlcjpwdw==" }, // not a bearer token
-		madeUp,                                        // unknown token, a new one each time
+		madeUp, // unknown token, a new one each time
 	}
 	const n = 10_000
 	f.flood(n, 8, func(i int) (string, string, string) {

@@ -14,8 +14,8 @@ import (
 )
 
 const auditAbout = `Read andon's audit log: one row per outbound call (and per change to the
-secrets), chained with HMAC-SHA256 so that editing, deleting or reordering a
-row is detected.
+secrets or the tokens, and per cause of refused API requests), chained with
+HMAC-SHA256 so that editing, deleting or reordering a row is detected.
 
   andon audit list [--run ID] [--action A]   print rows, oldest first
   andon audit verify                          check the whole chain
