@@ -125,10 +125,13 @@ type Config struct {
 	// api_denied_repeated row when the interval ends. Zero means
 	// DefaultDenialInterval.
 	DenialInterval time.Duration
-	// Stop, once closed, ends every event stream. http.Server.Shutdown
-	// waits for requests to finish, and a stream never does on its own:
-	// close Stop from http.Server.RegisterOnShutdown. Nil: streams end
-	// only when their clients go away.
+	// Stop, once closed, ends every event stream and writes the counts
+	// of refusals still being coalesced (see DenialInterval).
+	// http.Server.Shutdown waits for requests to finish, and a stream
+	// never does on its own: close Stop from
+	// http.Server.RegisterOnShutdown. Nil: streams end only when their
+	// clients go away, and counts are written only as their intervals
+	// end.
 	Stop <-chan struct{}
 }
 
@@ -172,6 +175,13 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		cfg.Metrics = NewMetrics(cfg.Logger)
 	}
 	s := &server{cfg: cfg, events: newHub(&cfg), denials: newDenials(&cfg)}
+	if cfg.Stop != nil {
+		// A server that stops writes the counts of refusals it holds.
+		go func() {
+			<-cfg.Stop
+			s.denials.endAll()
+		}()
+	}
 	s.local = principal{actor: cfg.Actor, role: RoleOperator}
 	if cfg.Actor.Admin {
 		s.local.role = RoleAdmin

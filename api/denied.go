@@ -39,10 +39,10 @@ type denialCause struct {
 	status  int
 	reason  string
 	run     string
+	// overflow marks the one cause that stands for every cause beyond
+	// maxDenialCauses.
+	overflow bool
 }
-
-// overflowCause stands for every cause beyond maxDenialCauses.
-var overflowCause = denialCause{reason: "various causes"}
 
 // denialCount is a cause being coalesced: its first row, already written,
 // and the refusals counted since.
@@ -62,8 +62,9 @@ type denialCount struct {
 //
 // Rows are hash-chained and append-only, so a row cannot be updated with a
 // count later: the summary is a row of its own. It is written by a timer,
-// not a goroutine waiting on one; a process that stops within an interval
-// loses that interval's count, never a cause's first row.
+// not a goroutine waiting on one, or at once when [Config].Stop closes; a
+// process that ends without closing Stop loses the counts of the intervals
+// still open, never a cause's first row.
 type denials struct {
 	audit    AuditLog // nil: the refusals go to the log instead
 	logger   *slog.Logger
@@ -84,7 +85,7 @@ func (d *denials) record(ctx context.Context, cause denialCause, e audit.Entry) 
 	e.Time = d.now()
 	d.mu.Lock()
 	if _, ok := d.causes[cause]; !ok && len(d.causes) >= maxDenialCauses {
-		cause = overflowCause
+		cause = denialCause{overflow: true}
 	}
 	if c, ok := d.causes[cause]; ok {
 		c.more++
@@ -92,26 +93,48 @@ func (d *denials) record(ctx context.Context, cause denialCause, e audit.Entry) 
 		d.mu.Unlock()
 		return
 	}
-	d.causes[cause] = &denialCount{first: e}
+	c := &denialCount{first: e}
+	d.causes[cause] = c
 	d.mu.Unlock()
 	d.write(ctx, e)
 	// The interval starts once the first row is in, so that its summary
 	// can never be written before it.
-	time.AfterFunc(d.interval, func() { d.end(cause) })
+	time.AfterFunc(d.interval, func() { d.end(cause, c) })
 }
 
-// end ends cause's interval: its summary row, if more refusals came.
-func (d *denials) end(cause denialCause) {
+// end ends the interval of cause that began with c, unless it has ended
+// already (Stop): its summary row, if more refusals came.
+func (d *denials) end(cause denialCause, c *denialCount) {
 	d.mu.Lock()
-	c := d.causes[cause]
+	if d.causes[cause] != c {
+		d.mu.Unlock()
+		return
+	}
 	delete(d.causes, cause)
 	d.mu.Unlock()
-	if c == nil || c.more == 0 {
+	d.summarise(cause, c)
+}
+
+// endAll ends every interval now: for a server that stops.
+func (d *denials) endAll() {
+	d.mu.Lock()
+	open := d.causes
+	d.causes = map[denialCause]*denialCount{}
+	d.mu.Unlock()
+	for cause, c := range open {
+		d.summarise(cause, c)
+	}
+}
+
+// summarise writes the api_denied_repeated row of an interval that ended,
+// if more refusals than the first came in it.
+func (d *denials) summarise(cause denialCause, c *denialCount) {
+	if c.more == 0 {
 		return
 	}
 	e := c.first
-	if cause == overflowCause {
-		e = audit.Entry{Purpose: "api (various)", Reason: overflowCause.reason}
+	if cause.overflow {
+		e = audit.Entry{Purpose: "api (various)", Reason: "various causes"}
 	}
 	e.Action, e.Time = audit.ActionAPIDeniedRepeated, time.Time{}
 	e.Reason = fmt.Sprintf("%s (%d more)", e.Reason, c.more)

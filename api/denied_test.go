@@ -241,6 +241,36 @@ func TestDeniedRepeatsAreCounted(t *testing.T) {
 	}
 }
 
+// TestDeniedCountsAreWrittenOnStop: a server that stops (Config.Stop)
+// writes the counts of the intervals still open, rather than lose them.
+func TestDeniedCountsAreWrittenOnStop(t *testing.T) {
+	t.Parallel()
+	stop := make(chan struct{})
+	f := newFixture(t, options{idle: true, tokens: true, configure: func(c *api.Config) {
+		c.DenialInterval = time.Hour
+		c.Stop = stop
+	}})
+	for range 5 {
+		status, header, body := f.request("GET", "/v1/audit", "", "")
+		checkError(t, status, header, body, http.StatusUnauthorized, "unauthenticated")
+	}
+	close(stop)
+	deadline := time.Now().Add(patience)
+	for {
+		rows, err := f.audit.List(context.Background(), audit.Query{Action: audit.ActionAPIDeniedRepeated})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) == 1 && rows[0].Reason == "no token (4 more)" && rows[0].Path == "/v1/audit" {
+			return
+		}
+		if len(rows) > 0 || time.Now().After(deadline) {
+			t.Fatalf("after Stop, api_denied_repeated rows %v; want one, of the 4 refusals after the first", rows)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func describeRows(rows []audit.Row) string {
 	var b strings.Builder
 	for _, r := range rows {
