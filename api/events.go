@@ -130,22 +130,22 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request) {
 // if it was revoked or is gone, or if its role is not the one the stream
 // was opened with (a role that changed no longer vouches for the stream;
 // its client reconnects under the new one). A store that cannot be read
-// keeps the stream (logged): the next check asks again.
+// cannot vouch either: the stream ends, and its client's reconnection is
+// answered 503 until the store is back (the poller could not read the
+// runs for it anyway).
 func (s *server) stillAllowed(r *http.Request, opened *principal) bool {
 	p, reason, err := s.authenticate(r)
-	if err != nil {
+	switch {
+	case err != nil:
+		reason = "the token store cannot be read"
 		s.cfg.Logger.Warn("api: event stream: re-reading its token failed", "token", opened.token.ID, "error", err)
+	case reason == "" && (p.token == nil || p.token.ID != opened.token.ID || p.role != opened.role):
+		reason = "role changed"
+	case reason == "":
 		return true
 	}
-	if reason != "" || p.token == nil || p.token.ID != opened.token.ID || p.role != opened.role {
-		why := reason
-		if why == "" {
-			why = "role changed"
-		}
-		s.cfg.Logger.Info("api: event stream ended: its token no longer allows it", "token", opened.token.ID, "reason", why)
-		return false
-	}
-	return true
+	s.cfg.Logger.Info("api: event stream ended: its token no longer allows it", "token", opened.token.ID, "reason", reason)
+	return false
 }
 
 // A hub feeds every event stream of one server from one shared poller,

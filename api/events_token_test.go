@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"database/sql"
+	"net/http"
 	"testing"
 	"time"
 
@@ -82,11 +83,7 @@ func TestEventsEndWhenTheRoleChanges(t *testing.T) {
 	kept.next("the run", runIs(t, run.ID, agent.StatusQueued))
 
 	// The store has no verb for it: an operator edits the row.
-	db, err := sql.Open("sqlite", "file:"+f.dbPath+"?_pragma=busy_timeout(10000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := f.rawDB()
 	if res, err := db.ExecContext(ctx, `UPDATE api_tokens SET role = 'viewer' WHERE name = 'ops'`); err != nil {
 		t.Fatal(err)
 	} else if n, _ := res.RowsAffected(); n != 1 {
@@ -97,4 +94,32 @@ func TestEventsEndWhenTheRoleChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	kept.stillOpen("another token's role changed", run.ID, agent.StatusCancelled)
+}
+
+// A stream whose token can no longer be read ends: nothing vouches for it
+// (and its reconnection is answered 503 until the store is back).
+func TestEventsEndWhenTheTokenStoreFails(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, options{idle: true, tokens: true, configure: recheckOften})
+	run := f.create(finalScript)
+	s := f.subscribeAs("", f.client.Token)
+	s.next("the run", runIs(t, run.ID, agent.StatusQueued))
+	if _, err := f.rawDB().ExecContext(context.Background(), `ALTER TABLE api_tokens RENAME TO api_tokens_gone`); err != nil {
+		t.Fatal(err)
+	}
+	s.waitEnded("its token could not be read")
+	status, header, body := f.request("GET", "/v1/events", "Bearer "+f.client.Token, "")
+	checkError(t, status, header, body, http.StatusServiceUnavailable, "unavailable")
+}
+
+// rawDB opens f's SQLite file beside its store, for what the store has no
+// verb for; the test's end closes it.
+func (f *fixture) rawDB() *sql.DB {
+	f.t.Helper()
+	db, err := sql.Open("sqlite", "file:"+f.dbPath+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() { db.Close() })
+	return db
 }
