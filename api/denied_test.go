@@ -146,6 +146,7 @@ func TestDeniedFloodIsBounded(t *testing.T) {
 			t.Errorf("row %+v: want an api_denied row, its path at most %d bytes, no run", r.Entry, deniedPathCap)
 		}
 	}
+	t.Logf("%d refusals added %d audit rows, %d bytes", n, len(rows), size)
 	if len(rows) > causes || size > causes*1024 {
 		t.Errorf("%d refusals added %d audit rows, %d bytes; want at most one per cause: %d rows, %d bytes",
 			n, len(rows), size, causes, causes*1024)
