@@ -11,7 +11,8 @@
 //	GET  /v1/runs?status=&owner=&limit=&before=
 //	                                   viewer    runs, newest first; a full page gives next_before
 //	GET  /v1/runs/{id}                 viewer    the run (with the call it waits on, if any), its
-//	                                             steps, the decisions on its calls, its audit rows
+//	                                             steps, the decisions on its calls, its newest
+//	                                             audit rows (a full page gives audit_next_before)
 //	POST /v1/runs/{id}/cancel          operator  cancel it     → {"run", "took_ms"}
 //	POST /v1/runs/{id}/approve         operator  approve the call it waits on  [{"step", "call", "tool", "args_digest"}]
 //	POST /v1/runs/{id}/deny            operator  deny it                       [the same]
@@ -40,7 +41,13 @@
 // `andon token create`; the store keeps only their SHA-256 (see
 // [HashToken]). A missing, unknown or revoked token gets 401
 // unauthenticated; a role too low, or an operator acting on someone else's
-// run, 403 forbidden; both leave an api_denied audit row.
+// run, 403 forbidden. Both are counted in andon_api_denied_total and
+// audited, coalesced by cause (the token, or none; the route; the reason):
+// the first refusal of a cause is an api_denied row at once, with the path
+// capped and the run's id only if it looks like one; its further refusals
+// within [Config].DenialInterval are one api_denied_repeated row with their
+// count. A flood of refusals thus costs a bounded number of rows, and no
+// secret is ever in one.
 //
 // With no [Config.Tokens] (an embedded API, tests), every request acts as
 // [Config.Actor] without a token.
@@ -107,7 +114,8 @@ type Config struct {
 	// {ID: "local", Admin: true}.
 	Actor agent.Actor
 	// Metrics are the process's metrics, served on GET /metrics with the
-	// runs counted from Store. Nil means a fresh, empty set.
+	// runs counted from Store, and the API's refusals counted in. Nil
+	// means a fresh, empty set.
 	Metrics *Metrics
 	// Logger receives request failures. Nil means discard.
 	Logger *slog.Logger
@@ -119,10 +127,24 @@ type Config struct {
 	// EventHeartbeat is how often an idle event stream sends a comment.
 	// Zero means DefaultEventHeartbeat.
 	EventHeartbeat time.Duration
-	// Stop, once closed, ends every event stream. http.Server.Shutdown
-	// waits for requests to finish, and a stream never does on its own:
-	// close Stop from http.Server.RegisterOnShutdown. Nil: streams end
-	// only when their clients go away.
+	// EventRecheck is how often an open event stream reads its token
+	// again: a stream whose token was revoked, or whose role changed,
+	// ends (its client reconnects, and is asked for a valid token). Zero
+	// means DefaultEventRecheck.
+	EventRecheck time.Duration
+	// DenialInterval is how long the refusals of one cause (the same
+	// token, or none; route; reason) share one api_denied audit row: the
+	// first is recorded at once, the others counted and recorded as one
+	// api_denied_repeated row when the interval ends. Zero means
+	// DefaultDenialInterval.
+	DenialInterval time.Duration
+	// Stop, once closed, ends every event stream and writes the counts
+	// of refusals still being coalesced (see DenialInterval).
+	// http.Server.Shutdown waits for requests to finish, and a stream
+	// never does on its own: close Stop from
+	// http.Server.RegisterOnShutdown. Nil: streams end only when their
+	// clients go away, and counts are written only as their intervals
+	// end.
 	Stop <-chan struct{}
 }
 
@@ -156,7 +178,23 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if cfg.EventHeartbeat <= 0 {
 		cfg.EventHeartbeat = DefaultEventHeartbeat
 	}
-	s := &server{cfg: cfg, events: newHub(&cfg)}
+	if cfg.EventRecheck <= 0 {
+		cfg.EventRecheck = DefaultEventRecheck
+	}
+	if cfg.DenialInterval <= 0 {
+		cfg.DenialInterval = DefaultDenialInterval
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics(cfg.Logger)
+	}
+	s := &server{cfg: cfg, events: newHub(&cfg), denials: newDenials(&cfg)}
+	if cfg.Stop != nil {
+		// A server that stops writes the counts of refusals it holds.
+		go func() {
+			<-cfg.Stop
+			s.denials.endAll()
+		}()
+	}
 	s.local = principal{actor: cfg.Actor, role: RoleOperator}
 	if cfg.Actor.Admin {
 		s.local.role = RoleAdmin
@@ -194,8 +232,9 @@ type handler struct {
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
 type server struct {
-	cfg    Config
-	events *hub
+	cfg     Config
+	events  *hub
+	denials *denials
 	// local is who requests act as without a token store.
 	local principal
 	// routes are the routes registered with route.
@@ -295,13 +334,20 @@ func (s *server) showRun(w http.ResponseWriter, r *http.Request) {
 		detail.Approvals[i] = toApproval(a)
 	}
 	if s.cfg.Audit != nil {
-		rows, err := s.cfg.Audit.List(r.Context(), audit.Query{RunID: id})
+		// A page, as GET /v1/audit gives: anyone may add rows to a run
+		// (a refused request names it), so all of them could be many.
+		q := audit.Query{RunID: id, Newest: true, Limit: defaultAuditLimit}
+		rows, err := s.cfg.Audit.List(r.Context(), q)
 		if err != nil {
 			s.fail(w, err)
 			return
 		}
-		for _, row := range rows {
+		// The newest page, shown oldest first as the steps are.
+		for _, row := range slices.Backward(rows) {
 			detail.Audit = append(detail.Audit, toAudit(row))
+		}
+		if len(rows) == q.Limit {
+			detail.AuditNextBefore = rows[len(rows)-1].Seq
 		}
 	}
 	writeJSON(w, http.StatusOK, detail)

@@ -77,17 +77,19 @@ type fixture struct {
 	http   *http.Client
 	client *api.Client
 	logs   *syncBuffer
+	dbPath string // the SQLite file of store
 }
 
 func newFixture(t *testing.T, o options) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlstore.Open(ctx, filepath.Join(t.TempDir(), "andon.db"))
+	dbPath := filepath.Join(t.TempDir(), "andon.db")
+	st, err := sqlstore.Open(ctx, dbPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	f := &fixture{t: t, store: &faultyStore{Store: st}, sqlite: st, mcp: mcptest.NewServer(nil), logs: &syncBuffer{}}
+	f := &fixture{t: t, store: &faultyStore{Store: st}, sqlite: st, mcp: mcptest.NewServer(nil), logs: &syncBuffer{}, dbPath: dbPath}
 	t.Cleanup(f.mcp.Close)
 
 	approval := o.approval

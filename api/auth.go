@@ -27,11 +27,14 @@ type principal struct {
 	token *Token // nil without a token store
 }
 
-// describe names the principal for an audit row: never the secret.
-func (p *principal) describe() string {
+// describe names the principal for an audit row, never the secret; reason
+// is why a request without a principal was refused.
+func (p *principal) describe(reason string) string {
 	switch {
-	case p == nil:
+	case p == nil && reason == "no token":
 		return "api (no token)"
+	case p == nil:
+		return "api (bad token)" // sent one, but not a valid one
 	case p.token == nil:
 		return fmt.Sprintf("api %s (%s)", p.actor.ID, p.role)
 	default:
@@ -147,21 +150,31 @@ func denial(reason string) string {
 }
 
 // deny answers a refused request with 401 (unauthenticated) or 403
-// (forbidden) and records it in the audit log: who (the token's id, name and
-// role, never its secret), what (method and path, without the query), and
-// why (reason, a fixed literal). msg, if not empty, is what the client is
-// told; otherwise the message of the reason.
+// (forbidden), counts it in andon_api_denied_total and records it in the
+// audit log, coalesced by cause (see [denials]): who (the token's id, name
+// and role, never its secret), what (method and path, without the query,
+// capped), and why (reason, a fixed literal). msg, if not empty, is what
+// the client is told; otherwise the message of the reason.
 func (s *server) deny(w http.ResponseWriter, r *http.Request, status int, p *principal, reason, msg string) {
-	entry := audit.Entry{Action: audit.ActionAPIDenied, Purpose: p.describe(), RunID: r.PathValue("id"),
-		Method: r.Method, Path: r.URL.Path, Status: status, Reason: reason}
-	if !strings.HasPrefix(r.URL.Path, "/v1/runs/") {
-		entry.RunID = "" // {id} names a run only under /v1/runs/
+	s.cfg.Metrics.denied(status, reason)
+	entry := audit.Entry{Action: audit.ActionAPIDenied, Purpose: p.describe(reason), Method: r.Method,
+		Path: capPath(r.URL.EscapedPath()), Status: status, Reason: reason}
+	// {id} names a run only under /v1/runs/, and only a run's id is
+	// recorded as one.
+	if id := r.PathValue("id"); strings.Contains(r.Pattern, " /v1/runs/{id}") && runIDLike(id) {
+		entry.RunID = id
 	}
-	if s.cfg.Audit == nil {
-		s.cfg.Logger.Warn("api: request denied", "who", entry.Purpose, "method", r.Method, "path", r.URL.Path, "reason", reason)
-	} else if _, err := s.cfg.Audit.Record(context.WithoutCancel(r.Context()), entry); err != nil {
-		s.cfg.Logger.Warn("api: recording a denied request failed", "error", err)
+	cause := denialCause{pattern: r.Pattern, status: status, reason: reason}
+	switch {
+	case p == nil:
+		// Anyone: one cause whatever the token or the run, so that
+		// varying them buys a client no rows.
+	case p.token != nil:
+		cause.who, cause.run = "token "+p.token.ID, entry.RunID
+	default:
+		cause.who, cause.run = "actor "+p.actor.ID, entry.RunID
 	}
+	s.denials.record(r.Context(), cause, entry)
 	if msg == "" {
 		msg = denial(reason)
 	}
@@ -171,6 +184,32 @@ func (s *server) deny(w http.ResponseWriter, r *http.Request, status int, p *pri
 		return
 	}
 	writeError(w, status, "forbidden", msg)
+}
+
+// capPath is a refused request's path as a row keeps it: escaped (no
+// control character reaches a terminal that prints the log) and at most
+// maxDeniedPath bytes, marked where it was cut.
+func capPath(p string) string {
+	if len(p) <= maxDeniedPath {
+		return p
+	}
+	return p[:maxDeniedPath-len("...")] + "..."
+}
+
+// runIDLike reports whether id has the shape of a run's id ("run_" and
+// letters or digits, 64 bytes at most): anything else in a path is not
+// recorded as the run of an audit row.
+func runIDLike(id string) bool {
+	rest, ok := strings.CutPrefix(id, "run_")
+	if !ok || rest == "" || len(id) > 64 {
+		return false
+	}
+	for _, c := range rest {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // failRun is fail for an action on a run: a refusal by the runtime (not the

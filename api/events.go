@@ -29,6 +29,11 @@ const (
 	// DefaultEventHeartbeat is how often an idle stream sends a comment,
 	// so that proxies keep it open.
 	DefaultEventHeartbeat = 15 * time.Second
+	// DefaultEventRecheck is how often an open stream reads its token
+	// again, so that a revoked token's stream ends within about a second:
+	// one indexed read per open stream per second, and none without
+	// tokens.
+	DefaultEventRecheck = time.Second
 	// eventListLimit is how many of the newest runs the run list reads:
 	// the window whose changes the stream without ?run reports.
 	eventListLimit = agent.DefaultRunListLimit
@@ -80,6 +85,15 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request) {
 	defer s.events.unsubscribe(sub)
 	heartbeat := time.NewTicker(s.cfg.EventHeartbeat)
 	defer heartbeat.Stop()
+	// A token is checked when the stream opens; the stream outlives that
+	// check, so it checks again while it is open.
+	var recheck <-chan time.Time
+	opened, _ := r.Context().Value(principalKey{}).(*principal)
+	if opened != nil && opened.token != nil {
+		t := time.NewTicker(s.cfg.EventRecheck)
+		defer t.Stop()
+		recheck = t.C
+	}
 	for {
 		var err error
 		select {
@@ -89,6 +103,11 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-sub.dropped:
 			return
+		case <-recheck:
+			if !s.stillAllowed(r, opened) {
+				return
+			}
+			continue
 		case <-heartbeat.C:
 			_, err = fmt.Fprint(w, ": heartbeat\n\n")
 		case batch := <-sub.batches:
@@ -105,6 +124,28 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request) {
 			return // the client went away
 		}
 	}
+}
+
+// stillAllowed reads the token of r, a stream opened by opened, again: false
+// if it was revoked or is gone, or if its role is not the one the stream
+// was opened with (a role that changed no longer vouches for the stream;
+// its client reconnects under the new one). A store that cannot be read
+// cannot vouch either: the stream ends, and its client's reconnection is
+// answered 503 until the store is back (the poller could not read the
+// runs for it anyway).
+func (s *server) stillAllowed(r *http.Request, opened *principal) bool {
+	p, reason, err := s.authenticate(r)
+	switch {
+	case err != nil:
+		reason = "the token store cannot be read"
+		s.cfg.Logger.Warn("api: event stream: re-reading its token failed", "token", opened.token.ID, "error", err)
+	case reason == "" && (p.token == nil || p.token.ID != opened.token.ID || p.role != opened.role):
+		reason = "role changed"
+	case reason == "":
+		return true
+	}
+	s.cfg.Logger.Info("api: event stream ended: its token no longer allows it", "token", opened.token.ID, "reason", reason)
+	return false
 }
 
 // A hub feeds every event stream of one server from one shared poller,

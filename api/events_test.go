@@ -64,11 +64,21 @@ type stream struct {
 	seen     []sseEvent
 }
 
-// subscribe opens /v1/events with query; the test's end closes it.
+// subscribe opens /v1/events with query, with f.client's token if it has
+// one; the test's end closes it.
 func (f *fixture) subscribe(query string) *stream {
+	f.t.Helper()
+	return f.subscribeAs(query, f.client.Token)
+}
+
+// subscribeAs opens /v1/events with query and token (none if empty).
+func (f *fixture) subscribeAs(query, token string) *stream {
 	f.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "GET", f.url+"/v1/events"+query, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := f.http.Do(req)
 	if err != nil {
 		cancel()

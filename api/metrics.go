@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,12 +23,15 @@ import (
 //	andon_tool_call_duration_seconds{server,outcome}  histogram
 //	andon_cancel_to_wire_seconds{transport}           histogram
 //	andon_watcher_store_reads_total{read}             counter: read is poll or watch (fresh)
+//	andon_api_denied_total{status,reason}             counter: every request the API refused
 //	andon_runs{status}                                gauge, on the API's /metrics only
 //
 // plus the Go runtime's and the process's own (go_*, process_*). outcome is
 // an [agent.Outcome] (ok, error, failed, cancelled) or timeout; a call the
 // runtime never made (denied by an operator, an unknown tool) is not a
 // tool call here. transport is stdio, http or sse (see mcp.CancelSentFunc).
+// andon_api_denied_total counts each refusal (401 or 403, by its fixed
+// reason), also those the audit log coalesces into one row.
 //
 // The process feeds them through hooks: [Metrics.ToolCall] is a
 // [catalogue.Options] OnCall, [Metrics.CancelSent] an mcp.ClientOptions
@@ -40,6 +44,7 @@ type Metrics struct {
 	calls        *prometheus.CounterVec
 	callSeconds  *prometheus.HistogramVec
 	cancelToWire *prometheus.HistogramVec
+	apiDenied    *prometheus.CounterVec
 	logger       *slog.Logger
 }
 
@@ -70,8 +75,12 @@ func NewMetrics(logger *slog.Logger) *Metrics {
 			Help:    "From a call's context ending to its cancellation being on the wire (notification written or POSTed, or response stream closed), by transport.",
 			Buckets: cancelBuckets,
 		}, []string{"transport"}),
+		apiDenied: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "andon_api_denied_total",
+			Help: "Requests the API refused, by status (401, 403) and reason; every one, also those the audit log counts in one row.",
+		}, []string{"status", "reason"}),
 	}
-	m.reg.MustRegister(m.calls, m.callSeconds, m.cancelToWire,
+	m.reg.MustRegister(m.calls, m.callSeconds, m.cancelToWire, m.apiDenied,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -90,6 +99,12 @@ func (m *Metrics) ToolCall(r catalogue.CallReport) {
 // an mcp.ClientOptions OnCancelSent.
 func (m *Metrics) CancelSent(transport string, d time.Duration) {
 	m.cancelToWire.WithLabelValues(transport).Observe(d.Seconds())
+}
+
+// denied counts a refused request. reason is one of the API's fixed
+// literals, so the label set stays small.
+func (m *Metrics) denied(status int, reason string) {
+	m.apiDenied.WithLabelValues(strconv.Itoa(status), reason).Inc()
 }
 
 // CountWatcherReads exports w's store reads (see [agent.Watcher.StoreReads])
@@ -170,12 +185,8 @@ func runsGauge(counts map[agent.Status]int64) *prometheus.Registry {
 // routeMetrics serves GET /metrics: the process's metrics and andon_runs
 // from the store. Role viewer: it shows counts, no run's content.
 func (s *server) routeMetrics(mux *http.ServeMux) {
-	m := s.cfg.Metrics
-	if m == nil {
-		m = NewMetrics(s.cfg.Logger)
-	}
 	runs, _ := s.cfg.Store.(RunCounter)
-	s.route(mux, "GET /metrics", RoleViewer, m.handler(runs).ServeHTTP)
+	s.route(mux, "GET /metrics", RoleViewer, s.cfg.Metrics.handler(runs).ServeHTTP)
 }
 
 // promLogger hands promhttp's errors to slog.

@@ -28,12 +28,16 @@ type Run struct {
 }
 
 // RunDetail is a run with its steps, the decisions on its calls and its
-// audit rows.
+// audit rows. Audit is the newest page of the run's rows (as GET
+// /v1/audit?run=ID gives it), oldest first as the steps are;
+// AuditNextBefore, if not zero, is the before of GET /v1/audit?run=ID for
+// the older rows.
 type RunDetail struct {
-	Run       Run        `json:"run"`
-	Steps     []Step     `json:"steps"`
-	Approvals []Approval `json:"approvals"`
-	Audit     []AuditRow `json:"audit"`
+	Run             Run        `json:"run"`
+	Steps           []Step     `json:"steps"`
+	Approvals       []Approval `json:"approvals"`
+	Audit           []AuditRow `json:"audit"`
+	AuditNextBefore int64      `json:"audit_next_before,omitempty"`
 }
 
 // CallRef names one tool call of a run exactly (see agent.CallRef): the

@@ -40,6 +40,13 @@ const (
 	// (status 401) or not allowed (403). Purpose names the token (id,
 	// name, role), never its secret; Reason says why.
 	ActionAPIDenied Action = "api_denied"
+	// ActionAPIDeniedRepeated records that more requests were refused for
+	// the cause of an api_denied row (the same token or none, route and
+	// reason) while that cause was coalesced: Purpose, RunID, Method,
+	// Path and Status repeat the first row's, Reason is its reason with
+	// the count, as "no token (41 more)", and Duration spans the first
+	// refusal to the last one counted.
+	ActionAPIDeniedRepeated Action = "api_denied_repeated"
 	// ActionTokenCreated records that an API token was made.
 	ActionTokenCreated Action = "token_created"
 	// ActionTokenRevoked records that an API token was revoked.

@@ -257,6 +257,7 @@
     for (const f of ['run-status', 'run-reason', 'run-fence', 'run-owner', 'run-prompt', 'run-created', 'run-finished', 'cancel-status', 'approval-status']) $(f).textContent = '';
     $('timeline').replaceChildren();
     $('audit-table').tBodies[0].replaceChildren();
+    $('audit-more').hidden = true;
     $('approval').hidden = true;
     $('cancel-button').disabled = true;
     $('main').focus();
@@ -304,7 +305,9 @@
     try {
       const d = await api('GET', '/v1/runs/' + encodeURIComponent(st.id));
       if (st.stopped) return;
+      // The newest page of the rows: said so when older ones are left out.
       st.audit = d.audit || [];
+      st.auditOlder = Boolean(d.audit_next_before);
       renderAudit(st);
     } catch (e) { /* the stream reports what matters */ }
   }
@@ -405,6 +408,8 @@
     call_approved: 'tool call approved',
     call_denied: 'tool call denied',
     call_approval_refused: 'approval refused',
+    api_denied: 'request refused',
+    api_denied_repeated: 'requests refused again',
   };
 
   function renderAudit(st) {
@@ -420,6 +425,7 @@
     $('audit-table').tBodies[0].replaceChildren(...rows);
     $('audit-table').hidden = rows.length === 0;
     $('audit-empty').hidden = rows.length > 0;
+    $('audit-more').hidden = !st.auditOlder;
   }
 
   $('cancel-button').addEventListener('click', async () => {

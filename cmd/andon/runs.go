@@ -305,6 +305,10 @@ func runShow(ctx context.Context, e *env, args []string) int {
 	if len(d.Audit) == 0 {
 		fmt.Fprintln(e.stdout, "    (no outbound HTTP)")
 	}
+	if d.AuditNextBefore != 0 {
+		fmt.Fprintf(e.stdout, "    (older rows not shown: andon audit list --run %s, or GET /v1/audit?run=%s&before=%d)\n",
+			r.ID, r.ID, d.AuditNextBefore)
+	}
 	for _, a := range d.Audit {
 		if strings.HasPrefix(a.Action, "call_") { // a decision on a tool call
 			fmt.Fprintf(e.stdout, "    %d %s %s: %s (%s)\n", a.Seq, a.Action, a.Purpose, a.Path, a.Reason)
@@ -314,7 +318,7 @@ func runShow(ctx context.Context, e *env, args []string) int {
 		if a.Sent {
 			sent = "request (and any credential) left"
 		}
-		fmt.Fprintf(e.stdout, "    %d %s %s %s%s %d — %s\n", a.Seq, a.Action, a.Method, a.Host, a.Path, a.Status, sent)
+		fmt.Fprintf(e.stdout, "    %d %s %s %s%s %d — %s\n", a.Seq, a.Action, a.Method, a.Host, printable(a.Path), a.Status, sent)
 	}
 	return exitOK
 }
