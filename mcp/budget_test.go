@@ -339,3 +339,17 @@ func TestServerRestartedMidCall(t *testing.T) {
 		})
 	}
 }
+
+// A subprocess that never answered the handshake is not given a grace
+// period on top of the spent budget: it had its chance. (Its grace is an
+// hour here: Connect returns only because it is not waited for.)
+func TestAFailedHandshakeDoesNotWaitOutTheServersGrace(t *testing.T) {
+	cmd := mcp.Command("sleep", "3600")
+	cmd.TerminateGrace = time.Hour
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	err := connectHostile(t, ctx, cmd, nil)
+	if !errors.Is(err, mcp.ErrTimeout) {
+		t.Fatalf("Connect = %v, want ErrTimeout", err)
+	}
+}

@@ -155,6 +155,11 @@ func Connect(ctx context.Context, t Transport, opts *ClientOptions) (*Client, er
 	c.conn = conn
 	conn.start()
 	if err := c.handshake(ctx); err != nil {
+		// A server that did not answer in time had its chance: its
+		// subprocess is not given a grace period on top of the budget.
+		if a, ok := conn.(aborter); ok && (errors.Is(err, ErrTimeout) || errors.Is(err, ErrCancelled)) {
+			a.abort()
+		}
 		c.Close()
 		return nil, err
 	}

@@ -101,7 +101,7 @@ func (t *CommandTransport) connect(ctx context.Context, cfg connConfig) (_ conn,
 	c := newStreamConn(stdoutR, stdinW, cfg)
 	c.stopFunc = func() {
 		stdinW.Close()
-		p.stop()
+		p.stop(!c.abortive.Load())
 	}
 	c.closeFunc = func() error {
 		stdoutR.Close()
@@ -153,9 +153,15 @@ func (p *process) exitReason() error {
 }
 
 // stop ends the server within 2×grace plus a moment: its stdin is already
-// closed; then SIGTERM, then SIGKILL, each to the whole process group.
-func (p *process) stop() {
+// closed; then SIGTERM, then SIGKILL, each to the whole process group. A
+// server that is not graceful (its handshake never finished: it had its
+// chance) gets SIGTERM at once, so that a budget spent on a server that
+// never answered is not followed by a grace period spent waiting for it.
+func (p *process) stop(graceful bool) {
 	t := time.NewTimer(p.grace)
+	if !graceful {
+		t.Reset(0)
+	}
 	defer t.Stop()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		select {

@@ -57,7 +57,10 @@ type streamConn struct {
 	closeFunc func() error
 	// stopFunc, if set, ends the peer (a subprocess) within a bounded
 	// time, after the write side is closed and before closeFunc.
-	stopFunc  func()
+	stopFunc func()
+	// abortive is set (by abort) when the peer never finished its
+	// handshake: stopFunc need not wait for it to exit by itself.
+	abortive  atomic.Bool
 	closeErr  error
 	closeOnce sync.Once
 	lostOnce  sync.Once
@@ -212,6 +215,10 @@ func (c *streamConn) abandon(jsonrpc.ID, error) {}
 func (c *streamConn) notifiesCancel(string) bool { return true }
 
 func (c *streamConn) negotiated(string) {}
+
+// abort marks the connection as given up on before its handshake finished,
+// so that close does not wait a grace period for the peer.
+func (c *streamConn) abort() { c.abortive.Store(true) }
 
 func (c *streamConn) close() error {
 	c.closeOnce.Do(func() {

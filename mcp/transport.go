@@ -75,5 +75,10 @@ type conn interface {
 	close() error
 }
 
+// aborter is a conn that can be closed without waiting for its peer to
+// leave by itself, for an attempt whose handshake failed: the server had its
+// chance, and the caller's budget is spent.
+type aborter interface{ abort() }
+
 // errNotSent marks a send that ended before any byte went out.
 var errNotSent = errors.New("message not sent")
