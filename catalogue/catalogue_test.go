@@ -322,19 +322,20 @@ func TestCancelledBeforeCall(t *testing.T) {
 }
 
 func TestTimeout(t *testing.T) {
-	f := newFixture(t, []catalogue.Server{{Name: "s", Command: stdio}}, nil,
-		&catalogue.Options{Client: &mcp.ClientOptions{RequestTimeout: 50 * time.Millisecond}})
+	f := newFixture(t, []catalogue.Server{{Name: "s", Command: stdio,
+		Tools: map[string]catalogue.ToolConfig{"slow": {Budget: catalogue.Budget{Timeout: 200 * time.Millisecond}}}}}, nil, nil)
 	tool := f.tool("mcp_s_slow")
 
-	// The context's deadline.
+	// The context's deadline, sooner than the budget: the call timed out,
+	// in the call itself.
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	res, err := tool.Call(ctx, json.RawMessage(`{"ms":60000}`))
-	wantResult(t, res, err, agent.OutcomeFailed, `The call to tool "slow" on server "s" timed out.`)
+	wantResult(t, res, err, agent.OutcomeFailed, `The call to tool "slow" on server "s" timed out during tools/call.`)
 
-	// The client's request timeout.
+	// The tool's budget from andon.yaml: the text names it.
 	res, err = tool.Call(context.Background(), json.RawMessage(`{"ms":60000}`))
-	wantResult(t, res, err, agent.OutcomeFailed, "timed out")
+	wantResult(t, res, err, agent.OutcomeFailed, `The call to tool "slow" on server "s" timed out during tools/call: its timeout of 200ms passed.`)
 }
 
 // A server that dies between calls is reconnected by the next call, which
