@@ -230,7 +230,7 @@ func (t *Tool) call(ctx context.Context, args json.RawMessage) (*agent.ToolResul
 	defer cancel()
 	c, err := t.srv.client(bctx, b, t.remote.Name)
 	if err != nil {
-		return t.failure(ctx, err)
+		return t.failure(ctx, t.budgetPassed(ctx, err))
 	}
 	res, err := c.client.CallTool(bctx, t.remote.Name, a, &mcp.CallOptions{
 		Timeout:                b.Timeout,
@@ -243,7 +243,7 @@ func (t *Tool) call(ctx context.Context, args json.RawMessage) (*agent.ToolResul
 			// server: it is not retried. The next call reconnects.
 			t.srv.drop(c)
 		}
-		return t.failure(ctx, &legError{leg: "tools/call", err: err})
+		return t.failure(ctx, t.budgetPassed(ctx, &legError{leg: "tools/call", err: err}))
 	}
 	outcome := agent.OutcomeOK
 	if res.IsError {
@@ -274,6 +274,20 @@ func (t *Tool) failure(ctx context.Context, err error) (*agent.ToolResult, error
 		return nil, err
 	}
 	return nil, fmt.Errorf("catalogue: calling tool %q on server %q: %w", t.remote.Name, t.srv.cfg.Name, err)
+}
+
+// budgetPassed returns err, a call's error, saying which bound of the
+// budget passed if it timed out while the caller's context had not ended:
+// either the budget's deadline, or the client's timer for the call's
+// Timeout, which is the same bound (or, when progress resets it, the
+// timeout that passed without progress) and may fire a moment sooner.
+func (t *Tool) budgetPassed(ctx context.Context, err error) error {
+	be := (*budgetExpired)(nil)
+	if ctx.Err() != nil || errors.As(err, &be) || !errors.Is(err, mcp.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return &legError{leg: legOf(err), err: fmt.Errorf("%w (%w)", err,
+		&budgetExpired{server: t.srv.cfg.Name, tool: t.remote.Name, bound: "timeout", limit: t.budget.Timeout})}
 }
 
 // timedOutText says that the call timed out, in which leg, and which bound
