@@ -1,0 +1,68 @@
+package catalogue_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/catalogue"
+	"github.com/andonhq/andon/mcp"
+)
+
+// A call's budget covers the reconnection it needs: a server that comes
+// back and never answers the handshake costs the call its connect_timeout
+// (or its timeout), and the call fails naming the leg and the bound.
+func TestBudgetCoversReconnect(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		budget catalogue.Budget
+		want   string
+	}{
+		{"connect_timeout", catalogue.Budget{Timeout: time.Minute, ConnectTimeout: 200 * time.Millisecond},
+			`The call to tool "echo" on server "s" timed out during initialize: its connect_timeout of 200ms passed.`},
+		{"timeout", catalogue.Budget{Timeout: 300 * time.Millisecond},
+			`The call to tool "echo" on server "s" timed out during initialize: its timeout of 300ms passed.`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, []catalogue.Server{{Name: "s", Command: stdio, Protocol: mcp.Version20251125,
+				Tools: map[string]catalogue.ToolConfig{"echo": {Budget: c.budget}}}}, nil, nil)
+			tool := f.tool("mcp_s_echo")
+			f.cut()
+			f.logs.waitFor(t, "mcp: connection lost", 1)
+			// The server comes back deaf: it reads and never answers.
+			f.intercept(func(context.Context, catalogue.Server, func() (mcp.Transport, error)) (mcp.Transport, error) {
+				client, server := net.Pipe()
+				f.wg.Go(func() {
+					io.Copy(io.Discard, server)
+					server.Close()
+				})
+				return mcp.Stream(client), nil
+			})
+			res, err := tool.Call(context.Background(), []byte(`{"text":"x"}`))
+			wantResult(t, res, err, agent.OutcomeFailed, c.want)
+		})
+	}
+}
+
+// progress_resets_timeout: progress keeps a call alive past its timeout,
+// and max_timeout bounds it still.
+func TestProgressResetsTimeout(t *testing.T) {
+	// 12 steps 200 ms apart: 2.4 s in all, each step well within 1.5 s.
+	const args = `{"count":12,"interval_ms":200}`
+	yes := true
+	f := newFixture(t, []catalogue.Server{{Name: "s", Command: stdio, Tools: map[string]catalogue.ToolConfig{
+		"progress": {Budget: catalogue.Budget{Timeout: 1500 * time.Millisecond, ProgressResetsTimeout: &yes}},
+	}}, {Name: "capped", Command: stdio, Budget: catalogue.Budget{
+		Timeout: 1500 * time.Millisecond, ProgressResetsTimeout: &yes, MaxTimeout: 1600 * time.Millisecond,
+	}}, {Name: "plain", Command: stdio, Budget: catalogue.Budget{Timeout: 1500 * time.Millisecond}}}, nil, nil)
+
+	res, err := f.call(context.Background(), "mcp_s_progress", args)
+	wantResult(t, res, err, agent.OutcomeOK, "")
+	res, err = f.call(context.Background(), "mcp_capped_progress", args)
+	wantResult(t, res, err, agent.OutcomeFailed, `timed out during tools/call: its max_timeout of 1.6s passed.`)
+	res, err = f.call(context.Background(), "mcp_plain_progress", args)
+	wantResult(t, res, err, agent.OutcomeFailed, `timed out during tools/call: its timeout of 1.5s passed.`)
+}
