@@ -601,7 +601,14 @@ func TestStalledImportHoldsNothing(t *testing.T) {
 		listed <- err
 	}()
 	<-entered
-	res, err := f.call(context.Background(), "mcp_good_echo", `{"text":"meanwhile"}`)
+	// Bounded, so that a call that waits for the stuck import fails.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tool, err := f.cat.Lookup(ctx, "mcp_good_echo")
+	if err != nil || tool == nil {
+		t.Fatalf("Lookup during the stuck import = %v, %v", tool, err)
+	}
+	res, err := tool.Call(ctx, json.RawMessage(`{"text":"meanwhile"}`))
 	wantResult(t, res, err, agent.OutcomeOK, "meanwhile")
 	select {
 	case err := <-listed:
