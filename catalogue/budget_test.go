@@ -66,3 +66,27 @@ func TestProgressResetsTimeout(t *testing.T) {
 	res, err = f.call(context.Background(), "mcp_plain_progress", args)
 	wantResult(t, res, err, agent.OutcomeFailed, `timed out during tools/call: its timeout of 1.5s passed.`)
 }
+
+// The reconnection and the call spend one budget: a call that would fit in
+// its timeout on its own times out when the reconnection before it took
+// most of the timeout. (Delays only make it time out the more surely.)
+func TestBudgetSharedByReconnectAndCall(t *testing.T) {
+	f := newFixture(t, []catalogue.Server{{Name: "s", Command: stdio,
+		Tools: map[string]catalogue.ToolConfig{"slow": {Budget: catalogue.Budget{Timeout: time.Second}}}}}, nil, nil)
+	tool := f.tool("mcp_s_slow")
+	res, err := tool.Call(context.Background(), []byte(`{"ms":600}`))
+	wantResult(t, res, err, agent.OutcomeOK, "") // 600 ms fit in the budget
+	f.cut()
+	f.logs.waitFor(t, "mcp: connection lost", 1)
+	// The server takes 700 ms to come back.
+	f.intercept(func(ctx context.Context, _ catalogue.Server, next func() (mcp.Transport, error)) (mcp.Transport, error) {
+		select {
+		case <-time.After(700 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return next()
+	})
+	res, err = tool.Call(context.Background(), []byte(`{"ms":600}`))
+	wantResult(t, res, err, agent.OutcomeFailed, `timed out during tools/call: its timeout of 1s passed.`)
+}
