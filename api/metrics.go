@@ -22,6 +22,7 @@ import (
 //	andon_tool_call_duration_seconds{server,outcome}  histogram
 //	andon_cancel_to_wire_seconds{transport}           histogram
 //	andon_watcher_store_reads_total{read}             counter: read is poll or watch (fresh)
+//	andon_server_import_failures_total{server}        counter
 //	andon_runs{status}                                gauge, on the API's /metrics only
 //
 // plus the Go runtime's and the process's own (go_*, process_*). outcome is
@@ -30,7 +31,8 @@ import (
 // tool call here. transport is stdio, http or sse (see mcp.CancelSentFunc).
 //
 // The process feeds them through hooks: [Metrics.ToolCall] is a
-// [catalogue.Options] OnCall, [Metrics.CancelSent] an mcp.ClientOptions
+// [catalogue.Options] OnCall, [Metrics.ServerImport] its OnImport,
+// [Metrics.CancelSent] an mcp.ClientOptions
 // OnCancelSent, and [Metrics.CountWatcherReads] reads a watcher's count at
 // scrape time. andon_runs is read from the store at each scrape, in one
 // query, by the API's handler ([Config].Metrics), since every process on a
@@ -40,6 +42,7 @@ type Metrics struct {
 	calls        *prometheus.CounterVec
 	callSeconds  *prometheus.HistogramVec
 	cancelToWire *prometheus.HistogramVec
+	importFails  *prometheus.CounterVec
 	logger       *slog.Logger
 }
 
@@ -70,8 +73,12 @@ func NewMetrics(logger *slog.Logger) *Metrics {
 			Help:    "From a call's context ending to its cancellation being on the wire (notification written or POSTed, or response stream closed), by transport.",
 			Buckets: cancelBuckets,
 		}, []string{"transport"}),
+		importFails: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "andon_server_import_failures_total",
+			Help: "Imports of an MCP server's tools that failed (the server is left out of runs' tool lists until one succeeds), by server.",
+		}, []string{"server"}),
 	}
-	m.reg.MustRegister(m.calls, m.callSeconds, m.cancelToWire,
+	m.reg.MustRegister(m.calls, m.callSeconds, m.cancelToWire, m.importFails,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -84,6 +91,14 @@ func (m *Metrics) ToolCall(r catalogue.CallReport) {
 	}
 	m.calls.WithLabelValues(r.Server, outcome).Inc()
 	m.callSeconds.WithLabelValues(r.Server, outcome).Observe(r.Took.Seconds())
+}
+
+// ServerImport counts a failed import of a server's tools; it is a
+// [catalogue.Options] OnImport.
+func (m *Metrics) ServerImport(server string, err error) {
+	if err != nil {
+		m.importFails.WithLabelValues(server).Inc()
+	}
 }
 
 // CancelSent records how long a cancellation took to reach the wire; it is
