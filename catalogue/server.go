@@ -271,9 +271,9 @@ func (s *server) failed(f *flight, err error, now time.Time) {
 	if f != nil && s.flight == f {
 		s.flight = nil
 	}
-	if s.cat.closed.Load() && errors.Is(err, mcp.ErrClosed) {
+	if s.cat.closed.Load() {
 		s.mu.Unlock()
-		return // the catalogue closed: nothing went wrong with the server
+		return // the catalogue closed, ending the import: not the server's doing
 	}
 	s.lastErr = err
 	s.failures++
