@@ -230,7 +230,7 @@ func (t *Tool) call(ctx context.Context, args json.RawMessage) (*agent.ToolResul
 	defer cancel()
 	c, err := t.srv.client(bctx, b, t.remote.Name)
 	if err != nil {
-		return t.failure(ctx, t.budgetPassed(ctx, err))
+		return t.failure(ctx, t.budgetPassed(ctx, bctx, err))
 	}
 	res, err := c.client.CallTool(bctx, t.remote.Name, a, &mcp.CallOptions{
 		Timeout:                b.Timeout,
@@ -243,7 +243,7 @@ func (t *Tool) call(ctx context.Context, args json.RawMessage) (*agent.ToolResul
 			// server: it is not retried. The next call reconnects.
 			t.srv.drop(c)
 		}
-		return t.failure(ctx, t.budgetPassed(ctx, &legError{leg: "tools/call", err: err}))
+		return t.failure(ctx, t.budgetPassed(ctx, bctx, &legError{leg: "tools/call", err: err}))
 	}
 	outcome := agent.OutcomeOK
 	if res.IsError {
@@ -281,13 +281,20 @@ func (t *Tool) failure(ctx context.Context, err error) (*agent.ToolResult, error
 // either the budget's deadline, or the client's timer for the call's
 // Timeout, which is the same bound (or, when progress resets it, the
 // timeout that passed without progress) and may fire a moment sooner.
-func (t *Tool) budgetPassed(ctx context.Context, err error) error {
+//
+// bctx is the operation's context, bounded by the whole budget: once its
+// deadline has passed, a timer of the client's that fired (MaxTotalTimeout
+// is the same bound, started a moment later) is the whole budget too.
+func (t *Tool) budgetPassed(ctx, bctx context.Context, err error) error {
 	be := (*budgetExpired)(nil)
 	if ctx.Err() != nil || errors.As(err, &be) || !errors.Is(err, mcp.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return &legError{leg: legOf(err), err: fmt.Errorf("%w (%w)", err,
-		&budgetExpired{server: t.srv.cfg.Name, tool: t.remote.Name, bound: "timeout", limit: t.budget.Timeout})}
+	be = &budgetExpired{server: t.srv.cfg.Name, tool: t.remote.Name, bound: "timeout", limit: t.budget.Timeout}
+	if d, ok := bctx.Deadline(); ok && t.budget.MaxTimeout > 0 && !time.Now().Before(d) {
+		be.bound, be.limit = "max_timeout", t.budget.MaxTimeout
+	}
+	return &legError{leg: legOf(err), err: fmt.Errorf("%w (%w)", err, be)}
 }
 
 // timedOutText says that the call timed out, in which leg, and which bound
