@@ -517,8 +517,9 @@ func TestImportFailure(t *testing.T) {
 			tool.Unavailable(), tool.RequiresApproval(), tool.Effect())
 	}
 	res, err := tool.Call(context.Background(), json.RawMessage(`{"text":"x"}`))
-	wantResult(t, res, err, agent.OutcomeFailed, `andon could not import the tools of server "bad": server "bad": failed during connecting: `)
-	if !strings.Contains(res.Text, "no route") || !strings.Contains(res.Text, "andon will try the server again from") {
+	wantResult(t, res, err, agent.OutcomeFailed, `Server "bad": failed during connecting: `)
+	if !strings.Contains(res.Text, "no route") || !strings.Contains(res.Text, `Tool "mcp_bad_echo" was not called`) ||
+		!strings.Contains(res.Text, "It tries the server again from") {
 		t.Errorf("the unavailable tool's result %q does not say why, or when the server is tried again", res.Text)
 	}
 	if tool, err := f.cat.Tool(context.Background(), "mcp_nobody_echo"); tool != nil || err != nil {

@@ -205,7 +205,7 @@ func TestDeadStdioServerLeavesHealthyRunsAlone(t *testing.T) {
 	wantToolStep(t, run, steps, agent.OutcomeOK, "healthy")
 
 	run, steps = r.run(callScript("mcp_dead_echo", `{}`))
-	wantToolStep(t, run, steps, agent.OutcomeFailed, `server "dead": timed out during initialize`)
+	wantToolStep(t, run, steps, agent.OutcomeFailed, `Server "dead": timed out during initialize`)
 
 	// The budget of a call to a server that stalls it.
 	run, steps = r.run(callScript("mcp_good_slow", `{"ms":600000}`))
@@ -386,9 +386,9 @@ func TestDeadHTTPServersLeaveHealthyRunsAlone(t *testing.T) {
 	accepts, stalledRequests := silent.accepts.Load(), stalled.requests.Load()
 
 	run, steps = r.run(callScript("mcp_silent_echo", `{}`))
-	wantToolStep(t, run, steps, agent.OutcomeFailed, `server "silent": timed out during initialize`)
+	wantToolStep(t, run, steps, agent.OutcomeFailed, `Server "silent": timed out during initialize`)
 	run, steps = r.run(callScript("mcp_stalled_echo", `{}`))
-	wantToolStep(t, run, steps, agent.OutcomeFailed, `server "stalled": timed out during tools/list`)
+	wantToolStep(t, run, steps, agent.OutcomeFailed, `Server "stalled": timed out during tools/list`)
 	run, steps = r.run(callScript("mcp_callstall_echo", `{"text":"x"}`))
 	wantToolStep(t, run, steps, agent.OutcomeFailed, `The call to tool "echo" on server "callstall" timed out during tools/call: its timeout of 2s passed`)
 	run, steps = r.run(callScript("mcp_good_echo", `{"text":"still healthy"}`))

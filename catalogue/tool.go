@@ -318,10 +318,11 @@ func (t *Tool) unavailableText() string {
 	if ie := (*ImportError)(nil); errors.As(t.unavailable, &ie) {
 		why = ie.Summary()
 	}
-	text := fmt.Sprintf("Tool %q was not called: andon could not import the tools of server %q: server %q: %s.",
-		t.name, t.srv.cfg.Name, t.srv.cfg.Name, why)
+	// What failed comes first: it is what a one-line view keeps.
+	text := fmt.Sprintf("Server %q: %s. Tool %q was not called: andon could not import the server's tools.",
+		t.srv.cfg.Name, why, t.name)
 	if !t.retryAt.IsZero() {
-		text += fmt.Sprintf(" andon will try the server again from %s.", t.retryAt.UTC().Format(time.TimeOnly+" UTC"))
+		text += fmt.Sprintf(" It tries the server again from %s.", t.retryAt.UTC().Format(time.TimeOnly+" UTC"))
 	}
 	return text
 }
