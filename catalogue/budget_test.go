@@ -2,6 +2,7 @@ package catalogue_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"testing"
@@ -89,4 +90,46 @@ func TestBudgetSharedByReconnectAndCall(t *testing.T) {
 	})
 	res, err = tool.Call(context.Background(), []byte(`{"ms":600}`))
 	wantResult(t, res, err, agent.OutcomeFailed, `timed out during tools/call: its timeout of 1s passed.`)
+}
+
+// Close ends an import under way, however long its budget: the listing
+// waiting for it returns ErrClosed, and the connection attempt is closed.
+func TestCloseEndsAStalledImport(t *testing.T) {
+	f := newFixture(t, []catalogue.Server{{Name: "stuck", Command: stdio, Protocol: mcp.Version20251125,
+		Budget: catalogue.Budget{Timeout: time.Hour}}}, nil, nil)
+	dialled := make(chan struct{})
+	peerClosed := make(chan struct{})
+	f.intercept(func(context.Context, catalogue.Server, func() (mcp.Transport, error)) (mcp.Transport, error) {
+		client, server := net.Pipe()
+		f.wg.Go(func() {
+			defer close(peerClosed)
+			io.Copy(io.Discard, server)
+		})
+		close(dialled)
+		return mcp.Stream(client), nil
+	})
+	listed := make(chan error, 1)
+	go func() {
+		_, err := f.cat.List(context.Background())
+		listed <- err
+	}()
+	<-dialled
+	closed := make(chan error, 1)
+	go func() { closed <- f.cat.Close() }()
+	select {
+	case <-peerClosed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close during an import never closed its connection attempt")
+	}
+	select {
+	case err := <-listed:
+		if !errors.Is(err, catalogue.ErrClosed) {
+			t.Errorf("the waiting List = %v, want ErrClosed", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the waiting List never returned")
+	}
+	if err := <-closed; err != nil {
+		t.Errorf("Close = %v", err)
+	}
 }

@@ -214,6 +214,9 @@ func (c *Catalogue) List(ctx context.Context) ([]agent.Tool, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("catalogue: listing tools: %w", context.Cause(ctx))
 	}
+	if c.closed.Load() {
+		return nil, ErrClosed // while it waited
+	}
 	list, _, err := c.index()
 	if err != nil {
 		return nil, err
