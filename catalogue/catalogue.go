@@ -36,7 +36,9 @@ type Options struct {
 	Dial func(ctx context.Context, s Server) (mcp.Transport, error)
 	// Client is the template of every server's client options; the
 	// server's Protocol and the Logger replace its ProtocolVersion and
-	// Logger. Nil means the zero mcp.ClientOptions.
+	// Logger. Nil means the zero mcp.ClientOptions. A tool call's
+	// Timeout comes from its budget ([Server].Budget), so RequestTimeout
+	// bounds only the other requests, within the operation's budget.
 	Client *mcp.ClientOptions
 	// Logger receives the catalogue's and the clients' diagnostics, each
 	// with a "server" attribute. Nil means discard them.
