@@ -248,7 +248,7 @@ func (c *Catalogue) noneImported() error {
 		if !s.cfg.IsEnabled() {
 			continue
 		}
-		tools, err, _ := s.state()
+		tools, _, err := s.state()
 		if tools != nil {
 			return nil
 		}
@@ -309,7 +309,7 @@ func (c *Catalogue) Lookup(ctx context.Context, name string) (*Tool, error) {
 		}
 		if t = byName[name]; t == nil {
 			for _, s := range candidates {
-				if tools, err, retryAt := s.state(); tools == nil && err != nil {
+				if tools, retryAt, err := s.state(); tools == nil && err != nil {
 					return unavailableTool(s, name, err, retryAt), nil
 				}
 			}

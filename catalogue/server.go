@@ -337,10 +337,10 @@ func (s *server) importError(err error) error {
 
 // state describes the server's imports: its imported tools, the error of
 // its last import and, if that failed, when the next may begin.
-func (s *server) state() (tools []*Tool, err error, retryAt time.Time) {
+func (s *server) state() (tools []*Tool, retryAt time.Time, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.tools, s.lastErr, s.retryAt
+	return s.tools, s.retryAt, s.lastErr
 }
 
 // listTools runs tools/list. Listing changes nothing, so unlike a tool call
