@@ -335,8 +335,8 @@ func (s *server) importError(err error) error {
 	return &ImportError{Server: s.cfg.Name, Leg: legOf(err), Err: err, secrets: serverSecrets(&s.cfg)}
 }
 
-// state describes the server's imports: its imported tools, the error of
-// its last import and, if that failed, when the next may begin.
+// state describes the server's imports: its imported tools, when the next
+// import may begin if the last one failed, and the last one's error.
 func (s *server) state() (tools []*Tool, retryAt time.Time, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
