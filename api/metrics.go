@@ -24,6 +24,7 @@ import (
 //	andon_cancel_to_wire_seconds{transport}           histogram
 //	andon_watcher_store_reads_total{read}             counter: read is poll or watch (fresh)
 //	andon_api_denied_total{status,reason}             counter: every request the API refused
+//	andon_server_import_failures_total{server}        counter
 //	andon_runs{status}                                gauge, on the API's /metrics only
 //
 // plus the Go runtime's and the process's own (go_*, process_*). outcome is
@@ -34,7 +35,8 @@ import (
 // reason), also those the audit log coalesces into one row.
 //
 // The process feeds them through hooks: [Metrics.ToolCall] is a
-// [catalogue.Options] OnCall, [Metrics.CancelSent] an mcp.ClientOptions
+// [catalogue.Options] OnCall, [Metrics.ServerImport] its OnImport,
+// [Metrics.CancelSent] an mcp.ClientOptions
 // OnCancelSent, and [Metrics.CountWatcherReads] reads a watcher's count at
 // scrape time. andon_runs is read from the store at each scrape, in one
 // query, by the API's handler ([Config].Metrics), since every process on a
@@ -45,6 +47,7 @@ type Metrics struct {
 	callSeconds  *prometheus.HistogramVec
 	cancelToWire *prometheus.HistogramVec
 	apiDenied    *prometheus.CounterVec
+	importFails  *prometheus.CounterVec
 	logger       *slog.Logger
 }
 
@@ -79,8 +82,12 @@ func NewMetrics(logger *slog.Logger) *Metrics {
 			Name: "andon_api_denied_total",
 			Help: "Requests the API refused, by status (401, 403) and reason; every one, also those the audit log counts in one row.",
 		}, []string{"status", "reason"}),
+		importFails: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "andon_server_import_failures_total",
+			Help: "Imports of an MCP server's tools that failed (the server is left out of runs' tool lists until one succeeds), by server.",
+		}, []string{"server"}),
 	}
-	m.reg.MustRegister(m.calls, m.callSeconds, m.cancelToWire, m.apiDenied,
+	m.reg.MustRegister(m.calls, m.callSeconds, m.cancelToWire, m.apiDenied, m.importFails,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -93,6 +100,14 @@ func (m *Metrics) ToolCall(r catalogue.CallReport) {
 	}
 	m.calls.WithLabelValues(r.Server, outcome).Inc()
 	m.callSeconds.WithLabelValues(r.Server, outcome).Observe(r.Took.Seconds())
+}
+
+// ServerImport counts a failed import of a server's tools; it is a
+// [catalogue.Options] OnImport.
+func (m *Metrics) ServerImport(server string, err error) {
+	if err != nil {
+		m.importFails.WithLabelValues(server).Inc()
+	}
 }
 
 // CancelSent records how long a cancellation took to reach the wire; it is

@@ -399,3 +399,42 @@ func TestMetricsRunsMatchTheStore(t *testing.T) {
 		})
 	}
 }
+
+// A server whose import fails is counted, each failure once, by server;
+// one that imports is not.
+func TestMetricsCountImportFailures(t *testing.T) {
+	m := api.NewMetrics(nil)
+	up := mcptest.NewServer(nil)
+	t.Cleanup(up.Close)
+	cat, err := catalogue.New(&catalogue.Config{Servers: []catalogue.Server{
+		{Name: "down", Command: []string{"unused: dialled in process"}},
+		{Name: "up", Command: []string{"unused: dialled in process"}},
+	}}, &catalogue.Options{
+		Dial: func(_ context.Context, s catalogue.Server) (mcp.Transport, error) {
+			if s.Name == "down" {
+				return nil, errors.New("no route to the server")
+			}
+			return up.Transport(), nil
+		},
+		OnImport: m.ServerImport,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cat.Close() })
+	if _, err := cat.List(context.Background()); err != nil {
+		t.Fatalf("List = %v; want the tools of up", err)
+	}
+	if _, err := cat.Import(context.Background(), "down"); err == nil {
+		t.Fatal("importing down worked")
+	}
+	hs := httptest.NewServer(m.Handler())
+	defer hs.Close()
+	got := scrape(t, hs.Client(), hs.URL)
+	if n := got[`andon_server_import_failures_total{server="down"}`]; n != 2 {
+		t.Errorf("import failures of down = %v, want 2", n)
+	}
+	if n, ok := got[`andon_server_import_failures_total{server="up"}`]; ok {
+		t.Errorf("import failures of up = %v, want none", n)
+	}
+}

@@ -53,8 +53,15 @@ type MCPServer struct {
 	Enabled bool `json:"enabled"`
 	// Tools counts the imported tools: 0 if not imported.
 	Tools int `json:"tools"`
-	// Error is why the last import failed.
-	Error string `json:"error,omitempty"`
+	// Error is why the last import failed. A server that failed to
+	// import is left out of runs' tool lists until it imports: a listing
+	// tries it again from RetryAt (the back-off doubles with each of
+	// Failures, the failures in a row). All three are empty once an
+	// import succeeds.
+	Error    string     `json:"error,omitempty"`
+	FailedAt *time.Time `json:"failed_at,omitempty"`
+	RetryAt  *time.Time `json:"retry_at,omitempty"`
+	Failures int        `json:"failures,omitempty"`
 }
 
 // Tool is an imported tool as the API shows it, with the settings that
@@ -102,7 +109,8 @@ func (s *server) listServers(w http.ResponseWriter, r *http.Request) {
 	out := make([]MCPServer, len(infos))
 	for i, in := range infos {
 		out[i] = MCPServer{Name: in.Name, Transport: in.Transport, URL: in.URL, Command: in.Command,
-			Enabled: in.Enabled, Tools: in.Tools, Error: in.Error}
+			Enabled: in.Enabled, Tools: in.Tools, Error: in.Error, Failures: in.Failures,
+			FailedAt: timePtr(in.FailedAt), RetryAt: timePtr(in.RetryAt)}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"servers": out})
 }
@@ -191,9 +199,14 @@ func toTool(in catalogue.ToolInfo) Tool {
 	t := Tool{Name: in.Name, Server: in.Server, Tool: in.Tool, Description: in.Description, Enabled: in.Enabled,
 		Effect: string(in.Effect), RequiresApproval: in.RequiresApproval, EffectSource: string(in.EffectSource),
 		UpdatedBy: in.UpdatedBy}
-	if !in.UpdatedAt.IsZero() {
-		at := in.UpdatedAt
-		t.UpdatedAt = &at
-	}
+	t.UpdatedAt = timePtr(in.UpdatedAt)
 	return t
+}
+
+// timePtr is t, or nil if it is zero: a time the JSON leaves out.
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
 }

@@ -324,13 +324,17 @@ func TestImportAndListErrors(t *testing.T) {
 	if e := servers[1].Error; e == "" || strings.Contains(e, webSecret) || !strings.Contains(e, "connection refused") {
 		t.Errorf("web's error = %q, want why, without the secret", e)
 	}
+	if web := servers[1]; web.Failures != 1 || web.FailedAt == nil || web.RetryAt == nil || !web.RetryAt.After(*web.FailedAt) {
+		t.Errorf("web = %+v; want one failure, when, and a retry after it", web)
+	}
 	if strings.Contains(f.logs.String(), webSecret) {
 		t.Error("the log holds the secret")
 	}
 	// Once it works, the error is gone.
 	f.failWeb.Store(false)
 	f.importServer("web")
-	if servers, _ := f.client.Servers(context.Background()); servers[1].Error != "" || servers[1].Tools != 15 {
+	if servers, _ := f.client.Servers(context.Background()); servers[1].Error != "" || servers[1].Tools != 15 ||
+		servers[1].Failures != 0 || servers[1].FailedAt != nil || servers[1].RetryAt != nil {
 		t.Errorf("web after a good import: %+v", servers[1])
 	}
 }

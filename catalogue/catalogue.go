@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,7 +36,9 @@ type Options struct {
 	Dial func(ctx context.Context, s Server) (mcp.Transport, error)
 	// Client is the template of every server's client options; the
 	// server's Protocol and the Logger replace its ProtocolVersion and
-	// Logger. Nil means the zero mcp.ClientOptions.
+	// Logger. Nil means the zero mcp.ClientOptions. A tool call's
+	// Timeout comes from its budget ([Server].Budget), so RequestTimeout
+	// bounds only the other requests, within the operation's budget.
 	Client *mcp.ClientOptions
 	// Logger receives the catalogue's and the clients' diagnostics, each
 	// with a "server" attribute. Nil means discard them.
@@ -62,16 +65,48 @@ type Options struct {
 	// not called. It runs on the caller's goroutine before Call returns:
 	// keep it short. Nil costs nothing.
 	OnCall func(CallReport)
+
+	// ImportBackoff is how long a server whose import failed is left
+	// alone before the next listing tries it again; it doubles with each
+	// failure in a row, up to MaxImportBackoff, and starts over once an
+	// import succeeds. Zero means DefaultImportBackoff, and zero
+	// MaxImportBackoff means DefaultMaxImportBackoff (or ImportBackoff,
+	// if longer).
+	ImportBackoff, MaxImportBackoff time.Duration
+	// OnImport, if set, is told of every import of a server's tools once
+	// it has ended: err is nil if it succeeded, else an [*ImportError].
+	// Keep it short. Nil costs nothing.
+	OnImport func(server string, err error)
 }
+
+// Defaults of [Options].ImportBackoff and MaxImportBackoff.
+const (
+	DefaultImportBackoff    = 5 * time.Second
+	DefaultMaxImportBackoff = time.Minute
+)
 
 // Catalogue is the set of tools imported from the enabled MCP servers of a
 // [Config]. It implements [agent.Tools].
 //
 // Each server has one long-lived [mcp.Client], made when it is first
-// needed. The first [Catalogue.List] or [Catalogue.Tool] imports every
-// server's tools (tools/list, following pagination) and keeps them; a server
-// that fails to import fails the listing, naming it, and is tried again on
-// the next one. [Catalogue.Import] lists a server's tools again.
+// needed. The first [Catalogue.List] imports every server's tools
+// (tools/list, following pagination), each server on its own, bounded by
+// its budget ([Server].Budget), and keeps them. A server that fails to
+// import is left out of the listing, not an error for it — unless no
+// server could be imported at all — and is reported ([Catalogue.Servers],
+// [Options].OnImport, the log). It is left alone for a back-off
+// ([Options].ImportBackoff, doubling up to MaxImportBackoff); then a
+// listing tries it again without waiting for it, and its tools are
+// offered from the listing after it imports. A listing never waits for
+// an import that failed before, and an import holds no lock that another
+// server's calls or imports need. [Catalogue.Import] lists a server's
+// tools again, at once.
+//
+// [Catalogue.Tool] imports only the server a name belongs to, if it must.
+// The name of a tool of a server that cannot be imported is a tool whose
+// Call fails without sending anything, saying which server failed, and in
+// which leg (initialize, tools/list...), so a run that needs it gets a
+// failed step and goes on or ends as its model decides.
 //
 // Operators' settings ([Options].Settings) apply to every List and Lookup:
 // see the package documentation.
@@ -89,16 +124,21 @@ type Catalogue struct {
 	settings *settings
 	closed   atomic.Bool
 
-	// bg counts the closing of clients that were replaced; once Close has
-	// begun waiting for them (bgDone), replaced clients are closed in
-	// place instead.
-	bgMu   sync.Mutex
-	bg     sync.WaitGroup
-	bgDone bool
+	// bg counts the imports under way and the closing of clients that
+	// were replaced; once Close has begun waiting for them (bgDone), no
+	// import starts and replaced clients are closed in place instead.
+	// stopImports ends the imports under way.
+	bgMu        sync.Mutex
+	bg          sync.WaitGroup
+	bgDone      bool
+	importsCtx  context.Context
+	stopImports context.CancelFunc
 
-	mu     sync.Mutex
-	list   []*Tool          // every tool, once every enabled server has imported
-	byName map[string]*Tool // by local name, likewise
+	mu       sync.Mutex
+	indexed  bool             // list, byName and indexErr are of the servers' tools as imported now
+	list     []*Tool          // every tool of the servers imported
+	byName   map[string]*Tool // by local name, likewise
+	indexErr error            // two tools that would share a local name
 }
 
 var _ agent.Tools = (*Catalogue)(nil)
@@ -130,6 +170,14 @@ func New(cfg *Config, opts *Options) (*Catalogue, error) {
 	if c.opts.SettingsMaxAge == 0 {
 		c.opts.SettingsMaxAge = DefaultSettingsMaxAge
 	}
+	if c.opts.ImportBackoff <= 0 {
+		c.opts.ImportBackoff = DefaultImportBackoff
+	}
+	if c.opts.MaxImportBackoff <= 0 {
+		c.opts.MaxImportBackoff = DefaultMaxImportBackoff
+	}
+	c.opts.MaxImportBackoff = max(c.opts.MaxImportBackoff, c.opts.ImportBackoff)
+	c.importsCtx, c.stopImports = context.WithCancel(context.Background())
 	c.settings = &settings{store: c.opts.Settings, maxAge: c.opts.SettingsMaxAge, logger: c.logger}
 	for _, s := range cfg.Servers {
 		c.servers = append(c.servers, &server{
@@ -142,16 +190,47 @@ func New(cfg *Config, opts *Options) (*Catalogue, error) {
 	return c, nil
 }
 
-// List returns every tool of every enabled server that an operator has
-// not disabled, in configuration order and, within a server, in the
-// server's order. The first call imports them.
+// List returns every tool of every enabled server that has imported and
+// that an operator has not disabled, in configuration order and, within a
+// server, in the server's order. The first call imports them, waiting for
+// each server at most its budget; a server that fails is left out (see
+// [Catalogue]). It is an error only when no enabled server could be
+// imported (the error names each), or when two tools would share a local
+// name.
 func (c *Catalogue) List(ctx context.Context) ([]agent.Tool, error) {
-	if err := c.load(ctx); err != nil {
+	if c.closed.Load() {
+		return nil, ErrClosed
+	}
+	var waits []*flight
+	for _, s := range c.servers {
+		if !s.cfg.IsEnabled() {
+			continue
+		}
+		if f, first := s.startImport(ctx); f != nil && first {
+			waits = append(waits, f)
+		}
+	}
+	for _, f := range waits {
+		f.wait(ctx)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("catalogue: listing tools: %w", context.Cause(ctx))
+	}
+	if c.closed.Load() {
+		return nil, ErrClosed // while it waited
+	}
+	list, _, err := c.index()
+	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	list := c.list
-	c.mu.Unlock()
+	if len(list) == 0 {
+		if err := c.noneImported(); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.settings.fresh(ctx); err != nil {
+		return nil, err
+	}
 	out := make([]agent.Tool, 0, len(list))
 	for _, t := range list {
 		if v := c.snapshot(t); v.enabled {
@@ -159,6 +238,25 @@ func (c *Catalogue) List(ctx context.Context) ([]agent.Tool, error) {
 		}
 	}
 	return out, nil
+}
+
+// noneImported returns the import errors of the enabled servers if none of
+// them has imported and one has failed, else nil.
+func (c *Catalogue) noneImported() error {
+	var errs []error
+	for _, s := range c.servers {
+		if !s.cfg.IsEnabled() {
+			continue
+		}
+		tools, _, err := s.state()
+		if tools != nil {
+			return nil
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Tool returns the tool offered as name, or nil if there is none.
@@ -172,15 +270,54 @@ func (c *Catalogue) Tool(ctx context.Context, name string) (agent.Tool, error) {
 
 // Lookup is [Catalogue.Tool] with the concrete type. It finds a tool an
 // operator has disabled too: its Call fails, saying so, and sends nothing.
+//
+// A name of no imported tool is looked for on the servers it may belong to
+// (by its prefix, mcp_<server>_) that have not imported: each is imported,
+// waiting for it at most its budget, unless it is in its back-off. A name
+// that belongs to a server that failed to import is a tool that is
+// unavailable: its Call sends nothing and fails, saying which server
+// failed and how.
 func (c *Catalogue) Lookup(ctx context.Context, name string) (*Tool, error) {
-	if err := c.load(ctx); err != nil {
+	if c.closed.Load() {
+		return nil, ErrClosed
+	}
+	_, byName, err := c.index()
+	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	t := c.byName[name]
-	c.mu.Unlock()
+	t := byName[name]
 	if t == nil {
-		return nil, nil
+		var candidates []*server
+		for _, s := range c.servers {
+			if s.cfg.IsEnabled() && s.imported() == nil && strings.HasPrefix(name, LocalName(s.cfg.Name, "")) {
+				candidates = append(candidates, s)
+			}
+		}
+		if len(candidates) == 0 {
+			return nil, nil
+		}
+		for _, s := range candidates {
+			if f, _ := s.startImport(ctx); f != nil {
+				f.wait(ctx)
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("catalogue: looking up tool %q: %w", name, context.Cause(ctx))
+		}
+		if _, byName, err = c.index(); err != nil {
+			return nil, err
+		}
+		if t = byName[name]; t == nil {
+			for _, s := range candidates {
+				if tools, retryAt, err := s.state(); tools == nil && err != nil {
+					return unavailableTool(s, name, err, retryAt), nil
+				}
+			}
+			return nil, nil
+		}
+	}
+	if err := c.settings.fresh(ctx); err != nil {
+		return nil, err
 	}
 	return c.snapshot(t), nil
 }
@@ -191,54 +328,38 @@ func (c *Catalogue) snapshot(t *Tool) *Tool {
 	return t.with(st, ok)
 }
 
-// load imports every enabled server's tools, once, and indexes them by
-// local name; then brings the operators' settings up to date.
-func (c *Catalogue) load(ctx context.Context) error {
-	if c.closed.Load() {
-		return ErrClosed
-	}
+// index returns the tools of the servers imported now, indexing them by
+// local name first if an import changed them. Two tools with one local
+// name are an error, naming both in configuration order, and nothing is
+// offered until an operator disables one of the servers.
+func (c *Catalogue) index() ([]*Tool, map[string]*Tool, error) {
 	c.mu.Lock()
-	done := c.byName != nil
-	c.mu.Unlock()
-	if !done {
-		// Import the servers side by side: each under its own lock, each
-		// honouring ctx.
-		errs := make([]error, len(c.servers))
-		var wg sync.WaitGroup
-		for i, s := range c.servers {
-			if s.cfg.IsEnabled() {
-				wg.Go(func() { errs[i] = s.load(ctx) })
-			}
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			return err
-		}
-		c.mu.Lock()
-		err := c.indexLocked()
-		c.mu.Unlock()
-		if err != nil {
-			return err
-		}
+	defer c.mu.Unlock()
+	if !c.indexed {
+		c.indexErr = c.indexLocked()
+		c.indexed = true
 	}
-	return c.settings.fresh(ctx)
+	return c.list, c.byName, c.indexErr
 }
 
-// indexLocked indexes the imported tools by local name, with c.mu held. The
-// index is kept only once every enabled server has imported. Two tools with
-// one local name are an error, naming both in configuration order.
+// invalidate makes the next index read the servers' tools again.
+func (c *Catalogue) invalidate() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.indexed = false
+}
+
+// indexLocked indexes the imported tools by local name, with c.mu held.
 func (c *Catalogue) indexLocked() error {
 	byName := map[string]*Tool{}
 	var list []*Tool
-	complete := true
 	for _, s := range c.servers {
 		if !s.cfg.IsEnabled() {
 			continue
 		}
-		tools := s.imported()
-		complete = complete && tools != nil
-		for _, t := range tools {
+		for _, t := range s.imported() {
 			if other, ok := byName[t.name]; ok {
+				c.byName, c.list = nil, nil
 				return &nameCollisionError{local: t.name,
 					a: remoteRef{other.srv.cfg.Name, other.remote.Name},
 					b: remoteRef{s.cfg.Name, t.remote.Name}}
@@ -247,10 +368,15 @@ func (c *Catalogue) indexLocked() error {
 			list = append(list, t)
 		}
 	}
-	if complete {
-		c.byName, c.list = byName, list
-	}
+	c.byName, c.list = byName, list
 	return nil
+}
+
+// reportImport tells OnImport of an import that ended.
+func (c *Catalogue) reportImport(server string, err error) {
+	if c.opts.OnImport != nil {
+		c.opts.OnImport(server, err)
+	}
 }
 
 // Close closes every server's client, each within the bound of
@@ -261,6 +387,7 @@ func (c *Catalogue) Close() error {
 		c.waitAside()
 		return nil
 	}
+	c.stopImports()
 	errs := make([]error, len(c.servers))
 	var wg sync.WaitGroup
 	for i, s := range c.servers {
@@ -294,7 +421,19 @@ func (c *Catalogue) closeAside(cl *mcp.Client) {
 	}()
 }
 
-// waitAside waits for the clients closeAside is closing.
+// goAside runs f on a goroutine that Close waits for, unless Close has
+// begun waiting: then it reports false and f does not run.
+func (c *Catalogue) goAside(f func()) bool {
+	c.bgMu.Lock()
+	defer c.bgMu.Unlock()
+	if c.bgDone {
+		return false
+	}
+	c.bg.Go(f)
+	return true
+}
+
+// waitAside waits for the imports and the clients closeAside is closing.
 func (c *Catalogue) waitAside() {
 	c.bgMu.Lock()
 	c.bgDone = true
@@ -358,6 +497,7 @@ func cloneServer(s Server) Server {
 	s.Env = maps.Clone(s.Env)
 	s.Headers = maps.Clone(s.Headers)
 	s.Effects = maps.Clone(s.Effects)
+	s.Tools = maps.Clone(s.Tools)
 	if s.RequiresApproval != nil {
 		v := *s.RequiresApproval
 		s.RequiresApproval = &v

@@ -322,19 +322,20 @@ func TestCancelledBeforeCall(t *testing.T) {
 }
 
 func TestTimeout(t *testing.T) {
-	f := newFixture(t, []catalogue.Server{{Name: "s", Command: stdio}}, nil,
-		&catalogue.Options{Client: &mcp.ClientOptions{RequestTimeout: 50 * time.Millisecond}})
+	f := newFixture(t, []catalogue.Server{{Name: "s", Command: stdio,
+		Tools: map[string]catalogue.ToolConfig{"slow": {Budget: catalogue.Budget{Timeout: 200 * time.Millisecond}}}}}, nil, nil)
 	tool := f.tool("mcp_s_slow")
 
-	// The context's deadline.
+	// The context's deadline, sooner than the budget: the call timed out,
+	// in the call itself.
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	res, err := tool.Call(ctx, json.RawMessage(`{"ms":60000}`))
-	wantResult(t, res, err, agent.OutcomeFailed, `The call to tool "slow" on server "s" timed out.`)
+	wantResult(t, res, err, agent.OutcomeFailed, `The call to tool "slow" on server "s" timed out during tools/call.`)
 
-	// The client's request timeout.
+	// The tool's budget from andon.yaml: the text names it.
 	res, err = tool.Call(context.Background(), json.RawMessage(`{"ms":60000}`))
-	wantResult(t, res, err, agent.OutcomeFailed, "timed out")
+	wantResult(t, res, err, agent.OutcomeFailed, `The call to tool "slow" on server "s" timed out during tools/call: its timeout of 200ms passed.`)
 }
 
 // A server that dies between calls is reconnected by the next call, which
@@ -478,32 +479,146 @@ func TestConcurrentCallsShareOneClient(t *testing.T) {
 	}
 }
 
-// A server that cannot be reached fails the listing, naming it; the next
-// listing tries it again.
+// A server that cannot be reached is left out of the listing, not an error
+// for it; a lookup of its tool is a tool that fails, naming the server,
+// and sends nothing; no listing or lookup tries it again within its
+// back-off; an operator's Import does, and its tools are offered from then
+// on.
 func TestImportFailure(t *testing.T) {
-	f := newFixture(t, []catalogue.Server{{Name: "good", Command: stdio}, {Name: "bad", Command: stdio}}, nil, nil)
+	f := newFixture(t, []catalogue.Server{{Name: "good", Command: stdio}, {Name: "bad", Command: stdio}}, nil,
+		&catalogue.Options{ImportBackoff: time.Hour})
 	var fail atomic.Bool
+	var badDials atomic.Int32
 	fail.Store(true)
 	f.intercept(func(_ context.Context, s catalogue.Server, next func() (mcp.Transport, error)) (mcp.Transport, error) {
-		if s.Name == "bad" && fail.Load() {
-			return nil, errors.New("no route to the server")
+		if s.Name == "bad" {
+			badDials.Add(1)
+			if fail.Load() {
+				return nil, errors.New("no route to the server")
+			}
 		}
 		return next()
 	})
-	_, err := f.cat.List(context.Background())
-	if err == nil || !strings.Contains(err.Error(), `server "bad"`) || !strings.Contains(err.Error(), "no route") {
-		t.Fatalf("List = %v, want an error naming server bad", err)
-	}
-	if tool, err := f.cat.Tool(context.Background(), "mcp_good_echo"); err == nil || tool != nil {
-		t.Errorf("Tool while a server cannot import = %v, %v; want an error", tool, err)
-	}
-	fail.Store(false)
 	tools, err := f.cat.List(context.Background())
+	if err != nil || len(tools) != 15 {
+		t.Fatalf("List while a server cannot import = %d tools, %v; want the 15 of the good one", len(tools), err)
+	}
+	for _, tool := range tools {
+		if !strings.HasPrefix(tool.Spec().Name, "mcp_good_") {
+			t.Errorf("List offers %s", tool.Spec().Name)
+		}
+	}
+	tool, err := f.cat.Lookup(context.Background(), "mcp_bad_echo")
+	if err != nil || tool == nil {
+		t.Fatalf("Lookup(a tool of the failed server) = %v, %v; want an unavailable tool", tool, err)
+	}
+	if tool.Unavailable() == nil || tool.RequiresApproval() || tool.Effect() != agent.EffectReadOnly {
+		t.Errorf("the unavailable tool: unavailable %v, approval %v, effect %s; want it to send nothing, needing no approval",
+			tool.Unavailable(), tool.RequiresApproval(), tool.Effect())
+	}
+	res, err := tool.Call(context.Background(), json.RawMessage(`{"text":"x"}`))
+	wantResult(t, res, err, agent.OutcomeFailed, `Server "bad": failed during connecting: `)
+	if !strings.Contains(res.Text, "no route") || !strings.Contains(res.Text, `Tool "mcp_bad_echo" was not called`) ||
+		!strings.Contains(res.Text, "It tries the server again from") {
+		t.Errorf("the unavailable tool's result %q does not say why, or when the server is tried again", res.Text)
+	}
+	if tool, err := f.cat.Tool(context.Background(), "mcp_nobody_echo"); tool != nil || err != nil {
+		t.Errorf("Tool(a name of no server) = %v, %v; want nil, nil", tool, err)
+	}
+	if _, err := f.cat.List(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := badDials.Load(); n != 1 {
+		t.Errorf("the failed server was dialled %d times; want once: within its back-off nothing tries it again", n)
+	}
+	var info catalogue.ServerInfo
+	for _, in := range f.cat.Servers() {
+		if in.Name == "bad" {
+			info = in
+		}
+	}
+	if !strings.Contains(info.Error, "no route") || info.Failures != 1 || info.RetryAt.Sub(info.FailedAt) != time.Hour {
+		t.Errorf("Servers reports the failed server as %+v; want its error, one failure, a retry in an hour", info)
+	}
+
+	fail.Store(false)
+	if _, err := f.cat.Import(context.Background(), "bad"); err != nil {
+		t.Fatalf("Import once the server came back: %v", err)
+	}
+	tools, err = f.cat.List(context.Background())
 	if err != nil || len(tools) != 30 { // 15 on each server (mcptest leaves one out on 2026-07-28)
 		t.Fatalf("List after the server came back = %d tools, %v", len(tools), err)
 	}
+	for _, in := range f.cat.Servers() {
+		if in.Name == "bad" && (in.Error != "" || in.Failures != 0 || !in.RetryAt.IsZero()) {
+			t.Errorf("Servers after a good import: %+v; want no error and no retry", in)
+		}
+	}
 	if n := f.dials.Load(); n != 2 {
 		t.Errorf("dialled %d times, want 2: the good server is not imported twice", n)
+	}
+}
+
+// When no enabled server can be imported, the listing is an error naming
+// each one: a run cannot do anything useful.
+func TestListFailsWhenNoServerImports(t *testing.T) {
+	f := newFixture(t, []catalogue.Server{{Name: "a", Command: stdio}, {Name: "b", Command: stdio}}, nil, nil)
+	f.intercept(func(context.Context, catalogue.Server, func() (mcp.Transport, error)) (mcp.Transport, error) {
+		return nil, errors.New("no route to the server")
+	})
+	for range 2 { // the second within the back-off
+		_, err := f.cat.List(context.Background())
+		var ie *catalogue.ImportError
+		if err == nil || !errors.As(err, &ie) || !strings.Contains(err.Error(), `server "a"`) || !strings.Contains(err.Error(), `server "b"`) {
+			t.Fatalf("List = %v, want an ImportError naming both servers", err)
+		}
+	}
+	if n := f.dials.Load(); n != 0 {
+		t.Errorf("the fixture dialled %d times", n)
+	}
+}
+
+// A listing waits for the first import of a server that never answers, but
+// that import holds nothing another server's calls need: the healthy
+// server's tool is called while it is under way.
+func TestStalledImportHoldsNothing(t *testing.T) {
+	f := newFixture(t, []catalogue.Server{{Name: "good", Command: stdio}, {Name: "stuck", Command: stdio}}, nil, nil)
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	f.intercept(func(ctx context.Context, s catalogue.Server, next func() (mcp.Transport, error)) (mcp.Transport, error) {
+		if s.Name == "stuck" {
+			close(entered)
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil, errors.New("gave up")
+		}
+		return next()
+	})
+	listed := make(chan error, 1)
+	go func() {
+		_, err := f.cat.List(context.Background())
+		listed <- err
+	}()
+	<-entered
+	// Bounded, so that a call that waits for the stuck import fails.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tool, err := f.cat.Lookup(ctx, "mcp_good_echo")
+	if err != nil || tool == nil {
+		t.Fatalf("Lookup during the stuck import = %v, %v", tool, err)
+	}
+	res, err := tool.Call(ctx, json.RawMessage(`{"text":"meanwhile"}`))
+	wantResult(t, res, err, agent.OutcomeOK, "meanwhile")
+	select {
+	case err := <-listed:
+		t.Fatalf("the listing returned (%v) before the stuck import ended", err)
+	default:
+	}
+	close(release)
+	if err := <-listed; err != nil {
+		t.Errorf("List = %v; want the good server's tools", err)
 	}
 }
 

@@ -39,6 +39,10 @@ const MaxServerNameLen = 32
 //	    credential: tickets-token
 //	    protocol: "2025-11-25"
 //	    approval: other_person   # four eyes: not the run's owner
+//	    timeout: 30s
+//	    connect_timeout: 10s
+//	    tools:
+//	      export: {timeout: 5m, progress_resets_timeout: true, max_timeout: 30m}
 type Server struct {
 	// Name identifies the server, and prefixes its tools' local names:
 	// 1 to 32 of a-z 0-9 _ -.
@@ -87,6 +91,14 @@ type Server struct {
 	// idempotent_write) for tools that Effects does not name. Effects
 	// always wins.
 	TrustAnnotations bool `yaml:"trust_annotations,omitempty"`
+
+	// Budget bounds each call of the server's tools (timeout,
+	// connect_timeout, progress_resets_timeout, max_timeout), and each
+	// import of them: see [Budget]. The zero value is the defaults.
+	Budget `yaml:",inline"`
+	// Tools holds what applies to one tool only, by its name on the
+	// server: a budget of its own, field by field over the server's.
+	Tools map[string]ToolConfig `yaml:"tools,omitempty"`
 }
 
 // ApprovalRequired reports whether calls of the server's tools need an
@@ -219,6 +231,17 @@ func (s *Server) Validate() error {
 		}
 		if tool == "" {
 			bad("effects: a tool name is empty")
+		}
+	}
+	problems = append(problems, s.Budget.problems(s.Budget)...)
+	for _, tool := range sortedKeys(s.Tools) {
+		if tool == "" {
+			bad("tools: a tool name is empty")
+			continue
+		}
+		tb := s.Tools[tool].Budget
+		for _, p := range tb.problems(s.Budget.over(tb)) {
+			bad("tools: %q: %s", tool, p)
 		}
 	}
 	if len(problems) == 0 {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/catalogue"
@@ -156,4 +157,79 @@ func TestNewValidates(t *testing.T) {
 		t.Fatalf("New(nil) = %v", err)
 	}
 	defer cat.Close()
+}
+
+// Budgets: per server, overridden per tool field by field, with defaults
+// filled in.
+func TestBudgets(t *testing.T) {
+	cfg, err := catalogue.Parse([]byte(`
+servers:
+  - name: s
+    command: [x]
+    timeout: 30s
+    connect_timeout: 10s
+    tools:
+      report: {timeout: 2m, progress_resets_timeout: true, max_timeout: 30m}
+      resets: {progress_resets_timeout: true}
+      quick: {timeout: 5s, connect_timeout: 2s}
+  - name: plain
+    command: [x]
+`))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	s, plain := &cfg.Servers[0], &cfg.Servers[1]
+	type budget struct {
+		timeout, connect, max time.Duration
+		resets                bool
+	}
+	get := func(s *catalogue.Server, tool string) budget {
+		b := s.ToolBudget(tool)
+		return budget{b.Timeout, b.ConnectTimeout, b.MaxTimeout, *b.ProgressResetsTimeout}
+	}
+	for _, c := range []struct {
+		s    *catalogue.Server
+		tool string
+		want budget
+	}{
+		{s, "other", budget{30 * time.Second, 10 * time.Second, 0, false}},
+		{s, "report", budget{2 * time.Minute, 10 * time.Second, 30 * time.Minute, true}},
+		{s, "resets", budget{30 * time.Second, 10 * time.Second, catalogue.DefaultMaxTimeout, true}},
+		{s, "quick", budget{5 * time.Second, 2 * time.Second, 0, false}},
+		{plain, "any", budget{catalogue.DefaultTimeout, 0, 0, false}},
+	} {
+		if got := get(c.s, c.tool); got != c.want {
+			t.Errorf("%s/%s: budget %+v, want %+v", c.s.Name, c.tool, got, c.want)
+		}
+	}
+}
+
+func TestBudgetErrors(t *testing.T) {
+	cases := []struct{ name, yaml, want string }{
+		{"unknown budget key", "servers:\n  - name: x\n    command: [x]\n    timeuot: 5s\n", "field timeuot not found"},
+		{"unknown tool key", "servers:\n  - name: x\n    command: [x]\n    tools: {t: {timeuot: 5s}}\n", "field timeuot not found"},
+		{"not a duration", "servers:\n  - {name: x, command: [x], timeout: 5 minutes}\n", "cannot unmarshal"},
+		{"a bare number", "servers:\n  - {name: x, command: [x], timeout: 5}\n", "cannot unmarshal"},
+		{"bad tool duration", "servers:\n  - {name: x, command: [x], tools: {t: {max_timeout: soon}}}\n", "cannot unmarshal"},
+		{"negative", "servers:\n  - {name: x, command: [x], timeout: -5s}\n", "timeout -5s is negative"},
+		{"negative per tool", "servers:\n  - {name: x, command: [x], tools: {t: {connect_timeout: -1s}}}\n", `tools: "t": connect_timeout -1s is negative`},
+		{"max without resets", "servers:\n  - {name: x, command: [x], max_timeout: 5m}\n", "max_timeout is the ceiling of a timeout that progress resets"},
+		{"max below timeout", "servers:\n  - {name: x, command: [x], timeout: 5m, progress_resets_timeout: true, max_timeout: 1m}\n", "max_timeout 1m0s is shorter than timeout 5m0s"},
+		{"max below a tool's timeout", "servers:\n  - {name: x, command: [x], progress_resets_timeout: true, max_timeout: 1m, tools: {t: {timeout: 2m}}}\n", `tools: "t": max_timeout 1m0s is shorter than timeout 2m0s`},
+		{"connect above timeout", "servers:\n  - {name: x, command: [x], timeout: 5s, connect_timeout: 10s}\n", "connect_timeout 10s is longer than timeout 5s"},
+		{"connect above the default", "servers:\n  - {name: x, command: [x], connect_timeout: 2m}\n", "connect_timeout 2m0s is longer than timeout 1m0s"},
+		{"empty tool name", "servers:\n  - {name: x, command: [x], tools: {'': {timeout: 1s}}}\n", "tools: a tool name is empty"},
+		{"resets not a bool", "servers:\n  - {name: x, command: [x], progress_resets_timeout: often}\n", "cannot unmarshal"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := catalogue.Parse([]byte(c.yaml))
+			if err == nil {
+				t.Fatalf("Parse succeeded: %+v", cfg)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error = %q\nwant it to contain %q", err, c.want)
+			}
+		})
+	}
 }

@@ -9,6 +9,29 @@
 // share a local name are an error that names both, never one silently
 // replacing the other.
 //
+// # Budgets
+//
+// Every operation on a server has one deadline, set when it starts, from
+// the server's [Budget] in andon.yaml (overridden per tool by
+// [Server].Tools): timeout bounds a tool call with every leg it needs —
+// waiting for another call's reconnection, (re)connecting and the
+// handshake (within connect_timeout), the call — and max_timeout bounds a
+// call whose progress resets its timeout (progress_resets_timeout). An
+// import of a server's tools is bounded by the server's budget likewise.
+// The deadline's cause names the bound, and a call that runs out of it
+// fails saying in which leg and which bound.
+//
+// # A dead server never takes the others with it
+//
+// Each server imports on its own. A server that fails (down, never
+// answering, stalled in the handshake or in tools/list) is left out of the
+// listing and reported — [Catalogue.Servers], [Options].OnImport, the log
+// — and left alone for a back-off before a listing tries it again, without
+// waiting for it; no listing waits for a server that failed before, and no
+// import holds a lock that another server's calls or imports need. A run
+// whose model asks for a tool of such a server gets a failed step saying
+// which server failed, and in which leg. See [Catalogue].
+//
 // # One connection per server
 //
 // Each server has one long-lived [mcp.Client], made when first needed and
@@ -20,8 +43,8 @@
 //
 // When a server's connection is known to be gone before a call starts (the
 // server exited, its session expired), the call reconnects first, under its
-// own context: cancelling the call abandons the reconnection, handshake
-// included. A call whose connection fails once the request may have been
+// own context and budget: cancelling the call abandons the reconnection,
+// handshake included. A call whose connection fails once the request may have been
 // sent is never retried — a half-sent write may have happened — and fails;
 // the next call reconnects.
 //

@@ -22,11 +22,9 @@ func TestImportCollisionChangesNothing(t *testing.T) {
 	if b.tools, err = b.makeTools([]mcp.Tool{{Name: "w"}}); err != nil {
 		t.Fatal(err)
 	}
-	cat.mu.Lock()
-	if err := cat.indexLocked(); err != nil || cat.byName["mcp_x_y_w"] == nil {
-		t.Fatalf("index = %v, %v", cat.byName, err)
+	if _, byName, err := cat.index(); err != nil || byName["mcp_x_y_w"] == nil {
+		t.Fatalf("index = %v, %v", byName, err)
 	}
-	cat.mu.Unlock()
 
 	next, err := b.makeTools([]mcp.Tool{{Name: "z"}})
 	if err != nil {
@@ -39,8 +37,8 @@ func TestImportCollisionChangesNothing(t *testing.T) {
 	if !strings.Contains(err.Error(), `tool "y_z" of server "x" and tool "z" of server "x_y"`) {
 		t.Errorf("error %q does not name both, in configuration order", err)
 	}
-	if len(b.imported()) != 1 || b.imported()[0].remote.Name != "w" || cat.byName["mcp_x_y_w"] == nil {
-		t.Errorf("a refused import changed the tools: %v, index %v", b.imported(), cat.byName)
+	if _, byName, _ := cat.index(); len(b.imported()) != 1 || b.imported()[0].remote.Name != "w" || byName["mcp_x_y_w"] == nil {
+		t.Errorf("a refused import changed the tools: %v, index %v", b.imported(), byName)
 	}
 
 	// A new tool list without the collision replaces the old one, and the
@@ -49,8 +47,8 @@ func TestImportCollisionChangesNothing(t *testing.T) {
 	if err := cat.commit(b, next); err != nil {
 		t.Fatal(err)
 	}
-	if cat.byName["mcp_x_y_v"] == nil || cat.byName["mcp_x_y_w"] != nil {
-		t.Errorf("index after the import: %v", cat.byName)
+	if _, byName, _ := cat.index(); byName["mcp_x_y_v"] == nil || byName["mcp_x_y_w"] != nil {
+		t.Errorf("index after the import: %v", byName)
 	}
 }
 

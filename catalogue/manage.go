@@ -38,7 +38,13 @@ var (
 // values or URL query, which may be secrets.
 type ImportError struct {
 	Server string
-	Err    error
+	// Leg is the leg of the import that failed: "tools/list", a leg of
+	// the handshake ("server/discover", "initialize",
+	// "notifications/initialized"), "connecting" when the handshake did
+	// not say, or "waiting to connect"; empty if none failed (two tools
+	// would share a local name).
+	Leg string
+	Err error
 
 	secrets []string
 }
@@ -48,6 +54,23 @@ func (e *ImportError) Error() string {
 }
 
 func (e *ImportError) Unwrap() error { return e.Err }
+
+// TimedOut reports whether the import failed because a deadline passed:
+// the server's budget, or the caller's.
+func (e *ImportError) TimedOut() bool { return errors.Is(e.Err, context.DeadlineExceeded) }
+
+// Summary says in a few words what failed, for an operator or a model:
+// "timed out during initialize", or the error, without secrets.
+func (e *ImportError) Summary() string {
+	if e.TimedOut() && e.Leg != "" {
+		return "timed out during " + e.Leg
+	}
+	msg := scrub(e.Err.Error(), e.secrets)
+	if e.Leg != "" {
+		return "failed during " + e.Leg + ": " + msg
+	}
+	return msg
+}
 
 // ServerInfo describes a configured server to an operator.
 type ServerInfo struct {
@@ -69,6 +92,12 @@ type ServerInfo struct {
 	// Error is why the last import failed, without secrets; empty if it
 	// succeeded or none was tried.
 	Error string
+	// FailedAt is when the last import failed, and RetryAt when a listing
+	// may try the server again (see [Options].ImportBackoff); Failures
+	// counts the imports that failed in a row. All zero once an import
+	// succeeds.
+	FailedAt, RetryAt time.Time
+	Failures          int
 }
 
 // ToolInfo describes an imported tool to an operator, with the settings
@@ -101,7 +130,10 @@ func (c *Catalogue) Servers() []ServerInfo {
 		if s.cfg.URL != "" {
 			info.Transport, info.URL = "http", redactURL(s.cfg.URL)
 		}
-		tools, err := s.state()
+		s.mu.Lock()
+		tools, err := s.tools, s.lastErr
+		info.FailedAt, info.RetryAt, info.Failures = s.failedAt, s.retryAt, s.failures
+		s.mu.Unlock()
 		info.Imported, info.Tools = tools != nil, len(tools)
 		if err != nil {
 			info.Error = strings.TrimPrefix(err.Error(), "catalogue: ")
@@ -265,11 +297,7 @@ func (c *Catalogue) commit(s *server, tools []*Tool) error {
 	s.mu.Lock()
 	s.tools = tools
 	s.mu.Unlock()
-	if err := c.indexLocked(); err != nil {
-		// Two other servers collide: not this import's doing, and the
-		// next listing reports it.
-		c.byName, c.list = nil, nil
-	}
+	c.indexed = false
 	return nil
 }
 

@@ -17,7 +17,7 @@ type CallReport struct {
 	// when the call returned an error.
 	Outcome agent.Outcome
 	// TimedOut says that the call failed because a deadline passed (the
-	// caller's or the client's request timeout); Outcome is then
+	// caller's, or the tool's budget); Outcome is then
 	// [agent.OutcomeFailed].
 	TimedOut bool
 	// Took runs from the call to its return: a reconnection, the

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/egress"
 	"github.com/andonhq/andon/mcp"
 )
 
@@ -19,7 +22,7 @@ type server struct {
 	cfg    Server
 	logger *slog.Logger
 
-	// sem is held while connecting or importing. It is a channel, not a
+	// sem is held while connecting, and only then. It is a channel, not a
 	// mutex, so that a call waiting for another call's reconnection can
 	// give up when its own context ends.
 	sem chan struct{}
@@ -28,6 +31,18 @@ type server struct {
 	conn    *conn   // nil until connected, and after the connection is dropped
 	tools   []*Tool // nil until imported
 	lastErr error   // of the last import, nil if it succeeded
+	// failures counts the imports that failed in a row; failedAt is when
+	// the last of them ended and retryAt when the next may begin. Zero
+	// once an import succeeds.
+	failures          int
+	failedAt, retryAt time.Time
+	flight            *flight // the import under way, if any
+}
+
+// flight is one import of a server's tools under way, which every listing
+// that needs it waits for rather than starting its own.
+type flight struct {
+	done chan struct{} // closed when the import has ended, its outcome recorded
 }
 
 // conn is one connection to the server.
@@ -38,28 +53,67 @@ type conn struct {
 	gone atomic.Bool
 }
 
+// legError says which leg of an operation failed: "tools/call",
+// "tools/list", a leg of the handshake ("server/discover", "initialize",
+// "notifications/initialized"), "connecting" when the handshake did not
+// say, or "waiting to connect" (for another call's reconnection).
+type legError struct {
+	leg string
+	err error
+}
+
+func (e *legError) Error() string { return e.err.Error() }
+func (e *legError) Unwrap() error { return e.err }
+
+// handshakeLegs are the handshake's requests and notifications, which the
+// mcp client names in its errors, in parentheses.
+var handshakeLegs = []string{"server/discover", "initialize", "notifications/initialized"}
+
+// connectLeg names the leg of the handshake a failed mcp.Connect failed in,
+// as its error says, or "connecting".
+func connectLeg(err error) string {
+	msg := err.Error()
+	for _, leg := range handshakeLegs {
+		if strings.Contains(msg, "("+leg+")") || strings.Contains(msg, leg+": ") {
+			return leg
+		}
+	}
+	return "connecting"
+}
+
+// legOf returns the leg err names, or "".
+func legOf(err error) string {
+	if le := (*legError)(nil); errors.As(err, &le) {
+		return le.leg
+	}
+	return ""
+}
+
 // acquire takes s.sem, or gives up when ctx ends.
 func (s *server) acquire(ctx context.Context) error {
 	select {
 	case s.sem <- struct{}{}:
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return &legError{leg: "waiting to connect", err: fmt.Errorf("catalogue: server %q: waiting for another call's connection: %w", s.cfg.Name, context.Cause(ctx))}
 	}
 }
 
 func (s *server) release() { <-s.sem }
 
-// client returns a live connection, connecting or reconnecting under ctx if
-// there is none. A connection known to be gone is replaced before anything
-// is sent on it.
-func (s *server) client(ctx context.Context) (*conn, error) {
+// client returns a live connection, connecting or reconnecting under ctx,
+// bounded by b's connect bound, if there is none. A connection known to be
+// gone is replaced before anything is sent on it. tool names the tool the
+// connection is for, if any, in the cause of a passed bound.
+func (s *server) client(ctx context.Context, b Budget, tool string) (*conn, error) {
 	s.mu.Lock()
 	c := s.conn
 	s.mu.Unlock()
 	if c != nil && !c.isGone() {
 		return c, nil
 	}
+	ctx, cancel := withConnectBound(ctx, b, s.cfg.Name, tool)
+	defer cancel()
 	if err := s.acquire(ctx); err != nil {
 		return nil, err
 	}
@@ -90,7 +144,7 @@ func (s *server) connectLocked(ctx context.Context) (*conn, error) {
 
 	t, err := s.cat.opts.Dial(ctx, s.cfg)
 	if err != nil {
-		return nil, fmt.Errorf("catalogue: server %q: %w", s.cfg.Name, err)
+		return nil, &legError{leg: "connecting", err: fmt.Errorf("catalogue: server %q: %w", s.cfg.Name, err)}
 	}
 	c := &conn{}
 	var opts mcp.ClientOptions
@@ -103,7 +157,7 @@ func (s *server) connectLocked(ctx context.Context) (*conn, error) {
 	opts.Logger = s.logger
 	client, err := mcp.Connect(ctx, t, &opts)
 	if err != nil {
-		return nil, fmt.Errorf("catalogue: server %q: %w", s.cfg.Name, err)
+		return nil, &legError{leg: connectLeg(err), err: fmt.Errorf("catalogue: server %q: %w", s.cfg.Name, err)}
 	}
 	c.client = client
 	s.mu.Lock()
@@ -145,84 +199,156 @@ func (s *server) imported() []*Tool {
 	return s.tools
 }
 
-// load imports the server's tools, unless it already has.
-func (s *server) load(ctx context.Context) error {
-	if s.imported() != nil {
-		return nil
-	}
-	if err := s.acquire(ctx); err != nil {
-		return s.importError(err)
-	}
-	defer s.release()
-	if s.imported() != nil {
-		return nil
-	}
-	tools, err := s.fetch(ctx)
-	if err != nil {
-		s.setErr(err)
-		return err
-	}
+// startImport returns the import of the server's tools under way, starting
+// one, on a goroutine of its own bounded by the server's budget, if there
+// is none — unless the last import failed and its back-off has not passed:
+// then it returns nil. first reports whether the server has never failed
+// to import: a listing waits for such an import, and not for the retry of
+// one that failed. The import keeps ctx's values (the run it is for) but
+// not its cancellation: other listings may be waiting for it too. Close
+// ends it.
+func (s *server) startImport(ctx context.Context) (f *flight, first bool) {
 	s.mu.Lock()
-	s.tools, s.lastErr = tools, nil
-	s.mu.Unlock()
-	s.logger.Info("catalogue: imported tools", "count", len(tools))
-	return nil
+	defer s.mu.Unlock()
+	first = s.failures == 0
+	if s.flight != nil {
+		return s.flight, first
+	}
+	if s.tools != nil || time.Now().Before(s.retryAt) {
+		return nil, first
+	}
+	f = &flight{done: make(chan struct{})}
+	b := s.cfg.importBudget()
+	ictx := context.WithoutCancel(ctx)
+	if id := agent.RunIDFrom(ctx); id != "" {
+		// What the import sends out over HTTP is audited under its run.
+		ictx = egress.WithRun(ictx, id)
+	}
+	ictx, cancel := withBudget(ictx, b, s.cfg.Name, "")
+	if !s.cat.goAside(func() {
+		defer close(f.done)
+		defer cancel()
+		defer context.AfterFunc(s.cat.importsCtx, cancel)()
+		tools, err := s.fetch(ictx, b)
+		s.finish(f, tools, err, time.Now())
+	}) {
+		cancel()
+		return nil, first // closed
+	}
+	s.flight = f
+	return f, first
 }
 
-// reimport lists the server's tools again, imported or not, and replaces
-// them — unless one of them would share its local name with another
-// server's tool. On failure, the tools imported before stay offered.
-func (s *server) reimport(ctx context.Context) error {
-	if err := s.acquire(ctx); err != nil {
-		return s.importError(err)
+// wait waits for the import to end, or for ctx to.
+func (f *flight) wait(ctx context.Context) {
+	select {
+	case <-f.done:
+	case <-ctx.Done():
 	}
-	defer s.release()
-	tools, err := s.fetch(ctx)
+}
+
+// finish records the outcome of the import f.
+func (s *server) finish(f *flight, tools []*Tool, err error, now time.Time) {
+	if err != nil {
+		s.failed(f, err, now)
+		return
+	}
+	s.mu.Lock()
+	s.tools, s.lastErr, s.failures, s.failedAt, s.retryAt = tools, nil, 0, time.Time{}, time.Time{}
+	s.flight = nil
+	s.mu.Unlock()
+	s.cat.invalidate()
+	s.logger.Info("catalogue: imported tools", "count", len(tools))
+	s.cat.reportImport(s.cfg.Name, nil)
+}
+
+// failed records an import that failed at now (f, if it was one that
+// listings wait for), and when the next may begin: the back-off doubles
+// with each failure in a row, from [Options].ImportBackoff up to
+// MaxImportBackoff.
+func (s *server) failed(f *flight, err error, now time.Time) {
+	s.mu.Lock()
+	if f != nil && s.flight == f {
+		s.flight = nil
+	}
+	if s.cat.closed.Load() {
+		s.mu.Unlock()
+		return // the catalogue closed, ending the import: not the server's doing
+	}
+	s.lastErr = err
+	s.failures++
+	backoff := s.cat.opts.ImportBackoff
+	for i := 1; i < s.failures && backoff < s.cat.opts.MaxImportBackoff; i++ {
+		backoff *= 2
+	}
+	backoff = min(backoff, s.cat.opts.MaxImportBackoff)
+	s.failedAt, s.retryAt = now, now.Add(backoff)
+	offered := s.tools != nil
+	s.mu.Unlock()
+	msg := "catalogue: importing tools failed; the server's tools are left out until it imports"
+	if offered {
+		msg = "catalogue: importing tools again failed; the tools imported before stay offered"
+	}
+	s.logger.Warn(msg, "error", err, "retry_in", backoff)
+	s.cat.reportImport(s.cfg.Name, err)
+}
+
+// reimport lists the server's tools again, imported or not, under ctx
+// bounded by the server's budget, and replaces them — unless one of them
+// would share its local name with another server's tool. On failure, the
+// tools imported before stay offered.
+func (s *server) reimport(ctx context.Context) error {
+	b := s.cfg.importBudget()
+	ctx, cancel := withBudget(ctx, b, s.cfg.Name, "")
+	defer cancel()
+	tools, err := s.fetch(ctx, b)
 	if err == nil {
 		err = s.cat.commit(s, tools)
 	}
-	s.setErr(err)
 	if err != nil {
+		s.failed(nil, err, time.Now())
 		return err
 	}
+	s.mu.Lock()
+	s.lastErr, s.failures, s.failedAt, s.retryAt = nil, 0, time.Time{}, time.Time{}
+	s.mu.Unlock()
+	s.cat.reportImport(s.cfg.Name, nil)
 	s.logger.Info("catalogue: imported tools again", "count", len(tools))
 	return nil
 }
 
-// fetch runs tools/list and makes the catalogue's tools of the answer, with
-// s.sem held.
-func (s *server) fetch(ctx context.Context) ([]*Tool, error) {
-	remote, err := s.listTools(ctx)
+// fetch connects if need be, runs tools/list and makes the catalogue's
+// tools of the answer, under ctx and b.
+func (s *server) fetch(ctx context.Context, b Budget) ([]*Tool, error) {
+	remote, err := s.listTools(ctx, b)
 	if err != nil {
 		return nil, s.importError(err)
 	}
-	return s.makeTools(remote)
+	tools, err := s.makeTools(remote)
+	if err != nil {
+		return nil, s.importError(err)
+	}
+	return tools, nil
 }
 
 func (s *server) importError(err error) error {
-	return &ImportError{Server: s.cfg.Name, Err: err, secrets: serverSecrets(&s.cfg)}
+	return &ImportError{Server: s.cfg.Name, Leg: legOf(err), Err: err, secrets: serverSecrets(&s.cfg)}
 }
 
-func (s *server) setErr(err error) {
+// state describes the server's imports: its imported tools, when the next
+// import may begin if the last one failed, and the last one's error.
+func (s *server) state() (tools []*Tool, retryAt time.Time, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.lastErr = err
+	return s.tools, s.retryAt, s.lastErr
 }
 
-// state returns the server's imported tools and the error of its last
-// import.
-func (s *server) state() ([]*Tool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.tools, s.lastErr
-}
-
-// listTools runs tools/list (with s.sem held). Listing changes nothing, so
-// unlike a tool call it is repeated once on a new connection if the
-// connection turns out to be gone.
-func (s *server) listTools(ctx context.Context) ([]mcp.Tool, error) {
+// listTools runs tools/list. Listing changes nothing, so unlike a tool call
+// it is repeated once on a new connection if the connection turns out to be
+// gone.
+func (s *server) listTools(ctx context.Context, b Budget) ([]mcp.Tool, error) {
 	for attempt := 1; ; attempt++ {
-		c, err := s.connectLocked(ctx)
+		c, err := s.client(ctx, b, "")
 		if err != nil {
 			return nil, err
 		}
@@ -233,7 +359,10 @@ func (s *server) listTools(ctx context.Context) ([]mcp.Tool, error) {
 				continue
 			}
 		}
-		return tools, err
+		if err != nil {
+			return nil, &legError{leg: "tools/list", err: err}
+		}
+		return tools, nil
 	}
 }
 
@@ -259,6 +388,11 @@ func (s *server) makeTools(remote []mcp.Tool) ([]*Tool, error) {
 	for _, name := range sortedKeys(s.cfg.Effects) {
 		if !offered[name] {
 			s.logger.Warn("catalogue: effects names a tool the server does not offer", "tool", name)
+		}
+	}
+	for _, name := range sortedKeys(s.cfg.Tools) {
+		if !offered[name] {
+			s.logger.Warn("catalogue: tools names a tool the server does not offer", "tool", name)
 		}
 	}
 	return tools, nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/andonhq/andon/agent"
@@ -38,6 +39,15 @@ type Tool struct {
 	source   EffectSource
 	approval bool
 	setting  *ToolSetting // the operator's, if any
+
+	// budget bounds each call: andon.yaml's, resolved (Server.ToolBudget).
+	budget Budget
+
+	// unavailable, if set, is why the tool's server could not be imported:
+	// the tool is a name the model asked for, and its Call sends nothing.
+	// retryAt is when the server may be tried again.
+	unavailable error
+	retryAt     time.Time
 }
 
 var _ agent.FourEyesTool = (*Tool)(nil)
@@ -73,6 +83,24 @@ func newTool(s *server, name string, rt mcp.Tool) *Tool {
 		cfgEffect: effect,
 		cfgSource: src,
 		spec:      agent.ToolSpec{Name: name, Description: desc, InputSchema: schema},
+		budget:    s.cfg.ToolBudget(rt.Name),
+	}
+}
+
+// unavailableTool is the tool called name of server s, which failed to
+// import with err and may be tried again from retryAt: a tool whose Call
+// fails, saying so, and sends nothing.
+func unavailableTool(s *server, name string, err error, retryAt time.Time) *Tool {
+	return &Tool{
+		srv:         s,
+		name:        name,
+		remote:      mcp.Tool{Name: strings.TrimPrefix(name, LocalName(s.cfg.Name, ""))},
+		spec:        agent.ToolSpec{Name: name, Description: fmt.Sprintf("A tool of MCP server %q, which is unavailable.", s.cfg.Name), InputSchema: json.RawMessage(`{"type":"object"}`)},
+		enabled:     true,
+		effect:      agent.EffectReadOnly, // it sends nothing
+		source:      SourceDefault,
+		unavailable: err,
+		retryAt:     retryAt,
 	}
 }
 
@@ -108,7 +136,7 @@ func (t *Tool) with(st ToolSetting, ok bool) *Tool {
 func (t *Tool) Spec() agent.ToolSpec { return t.spec }
 
 // Effect is the tool's effect: an operator's setting, else [EffectOf]. A
-// disabled tool's is read_only: its Call sends nothing.
+// disabled or unavailable tool's is read_only: its Call sends nothing.
 func (t *Tool) Effect() agent.Effect {
 	if !t.enabled {
 		return agent.EffectReadOnly
@@ -117,8 +145,8 @@ func (t *Tool) Effect() agent.Effect {
 }
 
 // RequiresApproval is an operator's setting, else the server's
-// [Server.ApprovalRequired]. A disabled tool needs no approval: its Call
-// sends nothing.
+// [Server.ApprovalRequired]. A disabled or unavailable tool needs no
+// approval: its Call sends nothing.
 func (t *Tool) RequiresApproval() bool { return t.enabled && t.approval }
 
 // ApprovalOtherPerson, as a [Server]'s Approval, is four eyes: the run's
@@ -143,20 +171,36 @@ func (t *Tool) Server() string { return t.srv.cfg.Name }
 // Remote returns the tool as its server describes it.
 func (t *Tool) Remote() mcp.Tool { return t.remote }
 
+// Budget returns the budget of the tool's calls, with the defaults filled
+// in (see [Server.ToolBudget]).
+func (t *Tool) Budget() Budget { return t.budget }
+
+// Unavailable returns why the tool's server could not be imported, for a
+// tool that stands for a name the model asked for on such a server; nil
+// for a tool the server offered.
+func (t *Tool) Unavailable() error { return t.unavailable }
+
 // Call calls the tool on its server with args (a JSON object, or empty for
 // none), under ctx: cancelling ctx abandons the call on the wire.
+//
+// The call has one deadline, set when it starts: the tool's budget
+// ([Tool.Budget]: timeout, or max_timeout when progress resets the
+// timeout), which covers every leg — waiting for another call's
+// reconnection, (re)connecting and its handshake (within connect_timeout),
+// and the call. ctx's own deadline wins when it is sooner.
 //
 //   - The server answers: [agent.OutcomeOK] with the result's text (its
 //     structured content, as JSON, if it has no text), or
 //     [agent.OutcomeError] if the tool reports a failure (isError).
 //   - ctx is cancelled, before or during the call: a result with
 //     [agent.OutcomeCancelled] and no error. The server did nothing wrong.
-//   - A deadline passes (ctx's, or the client's request timeout): a result
-//     with [agent.OutcomeFailed] that says the call timed out.
+//   - A deadline passes (the budget's, ctx's): a result with
+//     [agent.OutcomeFailed] that says the call timed out, in which leg
+//     (initialize, tools/call...) and, for the budget, which bound.
 //   - args are not a JSON object: [agent.OutcomeError], saying so, and
 //     nothing is sent.
-//   - An operator has disabled the tool: [agent.OutcomeFailed], saying so,
-//     and nothing is sent.
+//   - An operator has disabled the tool, or its server could not be
+//     imported: [agent.OutcomeFailed], saying so, and nothing is sent.
 //   - Anything else (the server is unreachable, refuses the request, or
 //     breaks the protocol; the connection failed during the call): an
 //     error. A call whose connection failed after it may have been sent is
@@ -167,6 +211,9 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (*agent.ToolResul
 	if !t.enabled { // nothing is called: not reported either
 		return &agent.ToolResult{Outcome: agent.OutcomeFailed,
 			Text: fmt.Sprintf("Tool %q of server %q is disabled by an operator; it was not called.", t.remote.Name, t.srv.cfg.Name)}, nil
+	}
+	if t.unavailable != nil { // nothing is called: not reported either
+		return &agent.ToolResult{Outcome: agent.OutcomeFailed, Text: t.unavailableText()}, nil
 	}
 	if t.srv.cat.opts.OnCall != nil {
 		return t.reported(ctx, args)
@@ -188,18 +235,27 @@ func (t *Tool) call(ctx context.Context, args json.RawMessage) (*agent.ToolResul
 		// What the call sends out over HTTP is audited under its run.
 		ctx = egress.WithRun(ctx, id)
 	}
-	c, err := t.srv.client(ctx)
+	// One deadline for the whole operation, set now: the reconnection and
+	// the handshake spend the same budget as the call.
+	b := t.budget
+	bctx, cancel := withBudget(ctx, b, t.srv.cfg.Name, t.remote.Name)
+	defer cancel()
+	c, err := t.srv.client(bctx, b, t.remote.Name)
 	if err != nil {
-		return t.failure(ctx, err)
+		return t.failure(ctx, t.budgetPassed(ctx, bctx, err))
 	}
-	res, err := c.client.CallTool(ctx, t.remote.Name, a, nil)
+	res, err := c.client.CallTool(bctx, t.remote.Name, a, &mcp.CallOptions{
+		Timeout:                b.Timeout,
+		ResetTimeoutOnProgress: *b.ProgressResetsTimeout,
+		MaxTotalTimeout:        b.MaxTimeout,
+	})
 	if err != nil {
 		if errors.Is(err, mcp.ErrClosed) {
 			// The connection is gone. This call may have reached the
 			// server: it is not retried. The next call reconnects.
 			t.srv.drop(c)
 		}
-		return t.failure(ctx, err)
+		return t.failure(ctx, t.budgetPassed(ctx, bctx, &legError{leg: "tools/call", err: err}))
 	}
 	outcome := agent.OutcomeOK
 	if res.IsError {
@@ -208,11 +264,11 @@ func (t *Tool) call(ctx context.Context, args json.RawMessage) (*agent.ToolResul
 	return &agent.ToolResult{Outcome: outcome, Text: truncate(ResultText(res), t.srv.cat.opts.MaxResultBytes)}, nil
 }
 
-// failure turns an error of a call into its outcome: an interrupted call is
-// a result, anything else an error.
+// failure turns an error of a call made under ctx (the caller's) into its
+// outcome: an interrupted call is a result, anything else an error.
 func (t *Tool) failure(ctx context.Context, err error) (*agent.ToolResult, error) {
 	cancelled := errors.Is(err, mcp.ErrCancelled)
-	timedOut := errors.Is(err, mcp.ErrTimeout)
+	timedOut := errors.Is(err, mcp.ErrTimeout) || errors.Is(err, context.DeadlineExceeded)
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		// The caller's context decides, whatever step the call was at
 		// (waiting for a reconnection, in the handshake, on the wire).
@@ -224,13 +280,63 @@ func (t *Tool) failure(ctx context.Context, err error) (*agent.ToolResult, error
 		return &agent.ToolResult{Outcome: agent.OutcomeCancelled,
 			Text: fmt.Sprintf("The call to tool %q on server %q was cancelled.", t.remote.Name, t.srv.cfg.Name)}, nil
 	case timedOut:
-		return &agent.ToolResult{Outcome: agent.OutcomeFailed,
-			Text: fmt.Sprintf("The call to tool %q on server %q timed out.", t.remote.Name, t.srv.cfg.Name)}, nil
+		return &agent.ToolResult{Outcome: agent.OutcomeFailed, Text: t.timedOutText(err)}, nil
 	}
 	if errors.Is(err, ErrClosed) {
 		return nil, err
 	}
 	return nil, fmt.Errorf("catalogue: calling tool %q on server %q: %w", t.remote.Name, t.srv.cfg.Name, err)
+}
+
+// budgetPassed returns err, a call's error, saying which bound of the
+// budget passed if it timed out while the caller's context had not ended:
+// either the budget's deadline, or the client's timer for the call's
+// Timeout, which is the same bound (or, when progress resets it, the
+// timeout that passed without progress) and may fire a moment sooner.
+//
+// bctx is the operation's context, bounded by the whole budget: once its
+// deadline has passed, a timer of the client's that fired (MaxTotalTimeout
+// is the same bound, started a moment later) is the whole budget too.
+func (t *Tool) budgetPassed(ctx, bctx context.Context, err error) error {
+	be := (*budgetExpired)(nil)
+	if ctx.Err() != nil || errors.As(err, &be) || !errors.Is(err, mcp.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	be = &budgetExpired{server: t.srv.cfg.Name, tool: t.remote.Name, bound: "timeout", limit: t.budget.Timeout}
+	if d, ok := bctx.Deadline(); ok && t.budget.MaxTimeout > 0 && !time.Now().Before(d) {
+		be.bound, be.limit = "max_timeout", t.budget.MaxTimeout
+	}
+	return &legError{leg: legOf(err), err: fmt.Errorf("%w (%w)", err, be)}
+}
+
+// timedOutText says that the call timed out, in which leg, and which bound
+// of the budget passed, if it was the budget.
+func (t *Tool) timedOutText(err error) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "The call to tool %q on server %q timed out", t.remote.Name, t.srv.cfg.Name)
+	if leg := legOf(err); leg != "" {
+		b.WriteString(" during " + leg)
+	}
+	if be := (*budgetExpired)(nil); errors.As(err, &be) {
+		fmt.Fprintf(&b, ": its %s of %v passed", be.bound, be.limit)
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+// unavailableText says why an unavailable tool was not called.
+func (t *Tool) unavailableText() string {
+	why := t.unavailable.Error()
+	if ie := (*ImportError)(nil); errors.As(t.unavailable, &ie) {
+		why = ie.Summary()
+	}
+	// What failed comes first: it is what a one-line view keeps.
+	text := fmt.Sprintf("Server %q: %s. Tool %q was not called: andon could not import the server's tools.",
+		t.srv.cfg.Name, why, t.name)
+	if !t.retryAt.IsZero() {
+		text += fmt.Sprintf(" It tries the server again from %s.", t.retryAt.UTC().Format(time.TimeOnly+" UTC"))
+	}
+	return text
 }
 
 // ResultText is a tool result as a model reads it: its text blocks, one per

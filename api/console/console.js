@@ -549,7 +549,7 @@
       el('td', { text: s.name }), el('td', { text: s.transport || '' }),
       el('td', { text: s.url || (Array.isArray(s.command) ? s.command.join(' ') : s.command || '') }),
       el('td', { text: yesNo(s.enabled) }), el('td', { text: String(s.tools ?? '') }),
-      el('td', { class: s.error ? 'error' : '', text: s.error || '' }));
+      el('td', { class: s.error ? 'error' : '', text: importProblem(st, s) }));
     if (st.admin) {
       const b = el('button', { type: 'button', class: 'small', 'data-key': 'import:' + s.name,
         'aria-label': 'Import the tools of server ' + s.name, text: 'Import tools' });
@@ -557,6 +557,16 @@
       tr.append(el('td', {}, b));
     }
     return tr;
+  }
+
+  // importProblem says why a server's last import failed and when runs'
+  // listings try it again (until then its tools are left out of them).
+  function importProblem(st, s) {
+    if (!s.error) return '';
+    let text = s.error;
+    if (s.failures > 1) text += ' (' + s.failures + ' failures in a row)';
+    if (s.retry_at) text += '. Tried again from ' + fmtTime(s.retry_at) + (st.admin ? ', or now with Import tools.' : '.');
+    return text;
   }
 
   // importServer lists the server's tools again. The button is marked

@@ -307,6 +307,15 @@ servers:
     effects:
       echo: read_only
       slow: read_only
+    # Each call's budget, every leg in (reconnecting, the handshake, the
+    # call): timeout (default 60s), of which connect_timeout for
+    # (re)connecting. A tool may have its own; progress_resets_timeout: true
+    # restarts the timeout on each progress report, up to max_timeout.
+    timeout: 60s
+    connect_timeout: 15s
+    tools:
+      slow: {timeout: 5m}  # demo-slow.yaml runs it for a minute
+      progress: {timeout: 30s, progress_resets_timeout: true, max_timeout: 10m}
 `
 
 // demoScript calls the demo server's slow tool for a minute: time enough to

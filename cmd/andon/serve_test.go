@@ -540,6 +540,11 @@ func TestServeFirstStart(t *testing.T) {
 	if len(cfg.Servers) != 1 || cfg.Servers[0].Name != "demo" || cfg.Servers[0].Command[0] != catalogue.AndonExecutable {
 		t.Errorf("demo config %+v", cfg)
 	}
+	// The demo script's minute-long call fits in its budget: only a cancel
+	// ends it early.
+	if b := cfg.Servers[0].ToolBudget("slow"); b.Timeout <= time.Minute {
+		t.Errorf("the demo's slow tool has a budget of %v: the demo script's call of a minute would time out", b.Timeout)
+	}
 	data, err := os.ReadFile(filepath.Join(dir, "demo-slow.yaml"))
 	if err != nil {
 		t.Fatalf("no demo script: %v", err)

@@ -113,6 +113,7 @@ func assemble(ctx context.Context, e *env, sf *storeFlags, cfg *catalogue.Config
 		Settings: st.store, // operators' tool settings, applied by every process
 		Client:   &mcp.ClientOptions{OnCancelSent: a.metrics.CancelSent},
 		OnCall:   a.metrics.ToolCall,
+		OnImport: a.metrics.ServerImport,
 	}); err != nil {
 		return nil, err
 	}
