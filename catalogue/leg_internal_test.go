@@ -1,24 +1,28 @@
 package catalogue
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/andonhq/andon/mcp"
 )
 
-// The leg of a failed connection is read from the mcp client's error, in
-// the forms it writes: "(method)" for an interrupted request, "method: "
-// for a wrapped failure.
+// The leg of a failed connection is the one the mcp client's
+// *ConnectError names, however the error was wrapped on its way.
 func TestConnectLeg(t *testing.T) {
-	for _, c := range []struct{ msg, want string }{
-		{"mcp: connecting: mcp: call timed out (server/discover): budget", "server/discover"},
-		{"mcp: connecting: initialize: mcp: call timed out (initialize): budget", "initialize"},
-		{"mcp: connecting: notifications/initialized: mcp: call timed out", "notifications/initialized"},
-		{"mcp: connecting: … timed out (notifications/initialized)", "notifications/initialized"},
-		{"mcp: connecting: dial tcp 127.0.0.1:1: connection refused", "connecting"},
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("x: %w", &mcp.ConnectError{Leg: mcp.LegDiscover, Err: context.DeadlineExceeded}), mcp.LegDiscover},
+		{&mcp.ConnectError{Leg: mcp.LegInitialize, Err: errors.New("refused")}, mcp.LegInitialize},
+		{&mcp.ConnectError{Leg: mcp.LegInitialized, Err: errors.New("x")}, mcp.LegInitialized},
+		{errors.New("mcp: connecting: dial tcp 127.0.0.1:1: connection refused"), "connecting"},
 	} {
-		if got := connectLeg(errors.New(c.msg)); got != c.want {
-			t.Errorf("connectLeg(%q) = %q, want %q", c.msg, got, c.want)
+		if got := connectLeg(c.err); got != c.want {
+			t.Errorf("connectLeg(%v) = %q, want %q", c.err, got, c.want)
 		}
 	}
 	err := fmt.Errorf("catalogue: %w", &legError{leg: "tools/list", err: errors.New("x")})

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,18 +64,11 @@ type legError struct {
 func (e *legError) Error() string { return e.err.Error() }
 func (e *legError) Unwrap() error { return e.err }
 
-// handshakeLegs are the handshake's requests and notifications, which the
-// mcp client names in its errors, in parentheses.
-var handshakeLegs = []string{"server/discover", "initialize", "notifications/initialized"}
-
 // connectLeg names the leg of the handshake a failed mcp.Connect failed in,
-// as its error says, or "connecting".
+// or "connecting" when it does not say.
 func connectLeg(err error) string {
-	msg := err.Error()
-	for _, leg := range handshakeLegs {
-		if strings.Contains(msg, "("+leg+")") || strings.Contains(msg, leg+": ") {
-			return leg
-		}
+	if ce := (*mcp.ConnectError)(nil); errors.As(err, &ce) {
+		return ce.Leg
 	}
 	return "connecting"
 }

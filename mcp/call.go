@@ -316,6 +316,9 @@ func (c *Client) abandon(cl *call, sent bool, cause error) {
 	// closing the stream takes its connection with it. The caller does not
 	// wait for either.
 	started := c.goBackground(func() {
+		if c.conn.abandonUnsent(id, cause) {
+			return // it never reached the server: nothing to cancel
+		}
 		t := time.AfterFunc(abandonGrace, func() { c.conn.abandon(id, cause) })
 		defer func() {
 			t.Stop()

@@ -24,11 +24,12 @@ type scriptedConn struct {
 	onSend func(ctx context.Context, m *jsonrpc.Message) error
 }
 
-func (s *scriptedConn) start()                     {}
-func (s *scriptedConn) abandon(jsonrpc.ID, error)  {}
-func (s *scriptedConn) notifiesCancel(string) bool { return true }
-func (s *scriptedConn) close() error               { return nil }
-func (s *scriptedConn) negotiated(string)          {}
+func (s *scriptedConn) start()                               {}
+func (s *scriptedConn) abandon(jsonrpc.ID, error)            {}
+func (s *scriptedConn) abandonUnsent(jsonrpc.ID, error) bool { return false }
+func (s *scriptedConn) notifiesCancel(string) bool           { return true }
+func (s *scriptedConn) close() error                         { return nil }
+func (s *scriptedConn) negotiated(string)                    {}
 
 func (s *scriptedConn) send(ctx context.Context, m *jsonrpc.Message) error {
 	s.mu.Lock()

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/andonhq/andon/mcp/internal/jsonrpc"
@@ -38,8 +39,8 @@ type httpConn struct {
 	mu        sync.Mutex
 	version   string // negotiated revision, once known
 	sessionID string
-	legacySSE *legacySSE                             // set in HTTP+SSE mode
-	streams   map[jsonrpc.ID]context.CancelCauseFunc // response streams in flight
+	legacySSE *legacySSE                    // set in HTTP+SSE mode
+	streams   map[jsonrpc.ID]*exchangeState // requests in flight
 	closed    bool
 }
 
@@ -48,7 +49,7 @@ func newHTTPConn(u *url.URL, client *http.Client, header http.Header, closeTimeo
 	return &httpConn{
 		url: u, client: client, header: header, closeTimeout: closeTimeout, cfg: cfg,
 		ctx: ctx, cancel: cancel,
-		streams: make(map[jsonrpc.ID]context.CancelCauseFunc),
+		streams: make(map[jsonrpc.ID]*exchangeState),
 	}
 }
 
@@ -123,13 +124,48 @@ func (c *httpConn) pump(events *sse.Reader) error {
 // (go-sdk's client sends one and loses the session to the 400).
 func (c *httpConn) notifiesCancel(version string) bool { return !isModern(version) }
 
+// exchangeState is one request's exchange in flight.
+type exchangeState struct {
+	cancel context.CancelCauseFunc
+	wrote  atomic.Bool   // a byte of the request's body went to the connection
+	posted chan struct{} // closed once its POST has returned
+}
+
 func (c *httpConn) abandon(id jsonrpc.ID, cause error) {
 	c.mu.Lock()
-	cancel := c.streams[id]
+	x := c.streams[id]
 	delete(c.streams, id)
 	c.mu.Unlock()
-	if cancel != nil {
-		cancel(cause)
+	if x != nil {
+		x.cancel(cause)
+	}
+}
+
+// unsentSettle bounds how long abandonUnsent waits for an abandoned POST to
+// give up; one that takes longer is taken to have gone out.
+const unsentSettle = time.Second
+
+// abandonUnsent abandons request id if none of it has gone out yet — it is
+// still being resolved, dialled or vetted (by an egress guard, say) — and
+// reports whether, once its POST has returned, none of it ever did. Then
+// the server never saw the request, and a cancellation notification would
+// only send a credential for nothing. A request already on its way is left
+// as it is, and false returned.
+func (c *httpConn) abandonUnsent(id jsonrpc.ID, cause error) bool {
+	c.mu.Lock()
+	x := c.streams[id]
+	c.mu.Unlock()
+	if x == nil || x.wrote.Load() {
+		return false // answered already, or on the wire
+	}
+	c.abandon(id, cause)
+	t := time.NewTimer(unsentSettle)
+	defer t.Stop()
+	select {
+	case <-x.posted:
+		return !x.wrote.Load()
+	case <-t.C:
+		return false
 	}
 }
 
@@ -164,12 +200,13 @@ func (c *httpConn) send(ctx context.Context, m *jsonrpc.Message) error {
 	// carries the caller's values (an egress transport reads the run id),
 	// and abandon ends it with the caller's reason (see stopCause).
 	reqCtx, cancel := c.detach(ctx)
+	x := &exchangeState{cancel: cancel, posted: make(chan struct{})}
 	c.mu.Lock()
-	c.streams[m.ID] = cancel
+	c.streams[m.ID] = x
 	c.mu.Unlock()
 	if !c.goTracked(func() {
 		defer c.abandon(m.ID, errExchangeDone)
-		c.exchange(reqCtx, m, body)
+		c.exchange(reqCtx, m, body, x)
 	}) {
 		c.abandon(m.ID, ErrClosed)
 		return fmt.Errorf("%w: %w", errNotSent, ErrClosed)
@@ -210,7 +247,7 @@ func (c *httpConn) goTracked(f func()) bool {
 // postMessage POSTs a notification or a response. Its reply is discarded
 // unread: it can never be mistaken for another request's response.
 func (c *httpConn) postMessage(ctx context.Context, m *jsonrpc.Message, body []byte) error {
-	resp, err := c.post(ctx, m, body)
+	resp, err := c.post(ctx, m, body, nil)
 	if err != nil {
 		return err
 	}
@@ -223,8 +260,9 @@ func (c *httpConn) postMessage(ctx context.Context, m *jsonrpc.Message, body []b
 
 // exchange POSTs a request and delivers what comes back: a JSON response,
 // or an event stream of notifications, server requests and the response.
-func (c *httpConn) exchange(ctx context.Context, m *jsonrpc.Message, body []byte) {
-	resp, err := c.post(ctx, m, body)
+func (c *httpConn) exchange(ctx context.Context, m *jsonrpc.Message, body []byte, x *exchangeState) {
+	resp, err := c.post(ctx, m, body, &x.wrote)
+	close(x.posted)
 	if err != nil {
 		c.failRequest(ctx, m, err)
 		return
@@ -437,12 +475,21 @@ func (c *httpConn) protocolVersion() string {
 	return c.version
 }
 
-// post sends one message as a POST to the MCP endpoint.
-func (c *httpConn) post(ctx context.Context, m *jsonrpc.Message, body []byte) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url.String(), bytes.NewReader(body))
+// post sends one message as a POST to the MCP endpoint. wrote, if set, is
+// set once a byte of the body has gone to the connection.
+func (c *httpConn) post(ctx context.Context, m *jsonrpc.Message, body []byte, wrote *atomic.Bool) (*http.Response, error) {
+	newBody := func() io.Reader {
+		if wrote == nil {
+			return bytes.NewReader(body)
+		}
+		return &wroteReader{r: bytes.NewReader(body), wrote: wrote}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url.String(), newBody())
 	if err != nil {
 		return nil, err
 	}
+	req.ContentLength = int64(len(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(newBody()), nil }
 	c.setHeaders(req, m)
 	resp, err := c.client.Do(req)
 	if err != nil {
@@ -453,6 +500,18 @@ func (c *httpConn) post(ctx context.Context, m *jsonrpc.Message, body []byte) (*
 		return nil, fmt.Errorf("mcp: %s: server answered with a redirect (HTTP %s), which is never followed", m.Method, resp.Status)
 	}
 	return resp, nil
+}
+
+// wroteReader is a request body that says when it is first read: by then
+// the request is on its way to the server.
+type wroteReader struct {
+	r     io.Reader
+	wrote *atomic.Bool
+}
+
+func (w *wroteReader) Read(p []byte) (int, error) {
+	w.wrote.Store(true)
+	return w.r.Read(p)
 }
 
 // transportError strips the URL (which may carry a secret) from a client

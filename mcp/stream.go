@@ -212,6 +212,10 @@ func (c *streamConn) lost(err error) {
 
 func (c *streamConn) abandon(jsonrpc.ID, error) {}
 
+// abandonUnsent: a stream's writer queue already tells a request that never
+// went out (errNotSent).
+func (c *streamConn) abandonUnsent(jsonrpc.ID, error) bool { return false }
+
 func (c *streamConn) notifiesCancel(string) bool { return true }
 
 func (c *streamConn) negotiated(string) {}

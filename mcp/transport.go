@@ -61,6 +61,12 @@ type conn interface {
 	// stopCause), closing its stream. It is a no-op on a byte stream.
 	abandon(id jsonrpc.ID, cause error)
 
+	// abandonUnsent abandons request id, with cause, if none of it has
+	// reached the wire yet, and reports whether none of it ever will: then
+	// the server never saw it, and there is nothing to tell it. A transport
+	// that cannot tell returns false and does nothing.
+	abandonUnsent(id jsonrpc.ID, cause error) bool
+
 	// notifiesCancel reports whether, on protocol revision version, a call
 	// is cancelled by sending notifications/cancelled (stdio, legacy HTTP)
 	// rather than only by abandoning its response stream (2026-07-28 HTTP).

@@ -22,8 +22,8 @@ import (
 // Inside andon, an MCP server reached over HTTP goes through egress: the
 // credential reaches the server, never the audit log; every request leaves
 // one audit row under its run; and a call cancelled in flight is recorded
-// as such (the credential went out), a call cancelled before it was sent
-// reads the secret for nothing and sends nothing.
+// as such (the credential went out). TestMCPAuditRowsTellDeadlineCancelAndBeforeSend
+// covers the rest of the vocabulary, through the catalogue.
 func TestMCPOverHTTPGoesThroughEgress(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -50,7 +50,7 @@ func TestMCPOverHTTPGoesThroughEgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs := &strings.Builder{}
-	dial := egressDial(v, log, slog.New(slog.NewTextHandler(logs, nil)))
+	dial := egressDial(egress.Config{Audit: log, Secrets: v, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	tr, err := dial(ctx, catalogue.Server{Name: "remote", URL: hs.URL + "/mcp", Credential: "demo-token"})
 	if err != nil {
 		t.Fatal(err)

@@ -259,8 +259,10 @@ func (m runTagged) Complete(ctx context.Context, req *model.Request) (*model.Res
 // egressDial connects to a server: stdio as usual; over HTTP through an
 // egress client, so every request is vetted against SSRF, gets its
 // credential only on its way out, and leaves one audit row under its run.
-// The configured URL's host is the allowlist entry: the operator named it.
-func egressDial(secrets *vault.Vault, log *audit.Log, logger *slog.Logger) func(ctx context.Context, s catalogue.Server) (mcp.Transport, error) {
+// base gives what every server's egress shares (Audit, Secrets, Logger; a
+// test's Resolver); the configured URL's host is added to its allowlist:
+// the operator named it.
+func egressDial(base egress.Config) func(ctx context.Context, s catalogue.Server) (mcp.Transport, error) {
 	return func(ctx context.Context, s catalogue.Server) (mcp.Transport, error) {
 		if s.URL == "" {
 			return catalogue.DefaultDial(ctx, s)
@@ -269,17 +271,15 @@ func egressDial(secrets *vault.Vault, log *audit.Log, logger *slog.Logger) func(
 		if err != nil {
 			return nil, fmt.Errorf("server %q: invalid url", s.Name)
 		}
-		ecfg := egress.Config{
-			Purpose:      "mcp " + s.Name,
-			Audit:        log,
-			AllowedHosts: []string{u.Hostname()},
-			Logger:       logger,
-			// The MCP client caps messages itself; a response stream may
-			// carry many of them.
-			MaxResponseBytes: -1,
-		}
-		if s.Credential != "" {
-			ecfg.Credential, ecfg.Secrets = s.Credential, secrets
+		ecfg := base
+		ecfg.Purpose = "mcp " + s.Name
+		ecfg.AllowedHosts = append(slices.Clone(base.AllowedHosts), u.Hostname())
+		// The MCP client caps messages itself; a response stream may carry
+		// many of them.
+		ecfg.MaxResponseBytes = -1
+		ecfg.Credential = s.Credential
+		if s.Credential == "" {
+			ecfg.Secrets = nil
 		}
 		client, err := egress.NewClient(ctx, &ecfg)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/andonhq/andon/api"
 	"github.com/andonhq/andon/audit"
 	"github.com/andonhq/andon/catalogue"
+	"github.com/andonhq/andon/egress"
 	"github.com/andonhq/andon/mcp"
 	"github.com/andonhq/andon/sqlstore"
 )
@@ -108,7 +109,7 @@ func assemble(ctx context.Context, e *env, sf *storeFlags, cfg *catalogue.Config
 		return nil, errors.New(sf.explain(err))
 	}
 	if a.cat, err = catalogue.New(cfg, &catalogue.Options{
-		Dial:     egressDial(st.vault, a.auditLog, logger),
+		Dial:     egressDial(egress.Config{Audit: a.auditLog, Secrets: st.vault, Logger: logger}),
 		Logger:   logger,
 		Settings: st.store, // operators' tool settings, applied by every process
 		Client:   &mcp.ClientOptions{OnCancelSent: a.metrics.CancelSent},
