@@ -355,6 +355,15 @@ func TestDeadHTTPServersLeaveHealthyRunsAlone(t *testing.T) {
 	silent := newSilentListener(t)
 	stalled := newStallingServer(t, "initialize", "notifications/initialized")
 	callStalled := newStallingServer(t, "initialize", "notifications/initialized", "tools/list")
+	// Answers initialize, then never answers the notifications/initialized
+	// POST: a leg with no response of its own to wait for.
+	initStalled := mcptest.NewServer(&mcptest.Options{Versions: []string{mcp.Version20251125}, Stall: []string{"notifications/initialized"}})
+	initStalledHTTP := httptest.NewServer(initStalled.HTTPHandler(nil))
+	t.Cleanup(initStalled.Close)
+	t.Cleanup(func() {
+		initStalledHTTP.CloseClientConnections()
+		initStalledHTTP.Close()
+	})
 	d := &countingDial{}
 	cat, err := catalogue.New(parse(t, "servers:"+healthyStdio+`
   - name: silent
@@ -374,6 +383,10 @@ func TestDeadHTTPServersLeaveHealthyRunsAlone(t *testing.T) {
     timeout: 1s
     tools:
       echo: {timeout: 2s}
+  - name: initstall
+    url: `+initStalledHTTP.URL+`
+    requires_approval: false
+    timeout: 1s
 `), &catalogue.Options{Dial: d.dial})
 	if err != nil {
 		t.Fatal(err)
@@ -391,6 +404,8 @@ func TestDeadHTTPServersLeaveHealthyRunsAlone(t *testing.T) {
 	wantToolStep(t, run, steps, agent.OutcomeFailed, `Server "stalled": timed out during tools/list`)
 	run, steps = r.run(callScript("mcp_callstall_echo", `{"text":"x"}`))
 	wantToolStep(t, run, steps, agent.OutcomeFailed, `The call to tool "echo" on server "callstall" timed out during tools/call: its timeout of 2s passed`)
+	run, steps = r.run(callScript("mcp_initstall_echo", `{}`))
+	wantToolStep(t, run, steps, agent.OutcomeFailed, `Server "initstall": timed out during notifications/initialized`)
 	run, steps = r.run(callScript("mcp_good_echo", `{"text":"still healthy"}`))
 	wantToolStep(t, run, steps, agent.OutcomeOK, "still healthy")
 
@@ -410,4 +425,5 @@ func TestDeadHTTPServersLeaveHealthyRunsAlone(t *testing.T) {
 	}
 	wantServerReported(t, cat, "silent", "timed out during initialize")
 	wantServerReported(t, cat, "stalled", "timed out during tools/list")
+	wantServerReported(t, cat, "initstall", "timed out during notifications/initialized")
 }
