@@ -431,6 +431,44 @@ func TestCancelDuringReconnect(t *testing.T) {
 		}
 	})
 
+	// Every leg of the handshake hears the cancel, not only the first: a
+	// server that answers discover and stalls initialize, and one that
+	// stalls the notifications/initialized POST.
+	for _, leg := range []struct {
+		name   string
+		method string
+		dial   func(t *testing.T, s *mcptest.Server) mcp.Transport
+	}{
+		{"handshake/initialize", "initialize", func(t *testing.T, s *mcptest.Server) mcp.Transport { return s.Transport() }},
+		{"handshake/notifications/initialized", "notifications/initialized", func(t *testing.T, s *mcptest.Server) mcp.Transport {
+			hs := httptest.NewServer(s.HTTPHandler(nil))
+			t.Cleanup(func() {
+				hs.CloseClientConnections()
+				hs.Close()
+			})
+			return mcp.HTTP(hs.URL, hs.Client())
+		}},
+	} {
+		t.Run(leg.name, func(t *testing.T) {
+			f := crashed(t)
+			stalled := mcptest.NewServer(&mcptest.Options{Versions: []string{mcp.Version20251125}, Stall: []string{leg.method}})
+			t.Cleanup(stalled.Close)
+			f.intercept(func(context.Context, catalogue.Server, func() (mcp.Transport, error)) (mcp.Transport, error) {
+				return leg.dial(t, stalled), nil
+			})
+			ctx, cancel := context.WithCancel(context.Background())
+			go func() {
+				stalled.WaitFor(ctx, func(r mcptest.Record) bool { return r.Kind == mcptest.Received && r.Method == leg.method })
+				cancel()
+			}()
+			res, err := f.call(ctx, "mcp_s_echo", `{"text":"x"}`)
+			wantResult(t, res, err, agent.OutcomeCancelled, "was cancelled")
+			if len(stalled.ReceivedMessages(leg.method)) != 1 {
+				t.Errorf("the server never received %s: the call was cancelled before the leg", leg.method)
+			}
+		})
+	}
+
 	t.Run("waiting for another call's reconnection", func(t *testing.T) {
 		f := crashed(t)
 		entered := make(chan struct{})

@@ -23,7 +23,7 @@ type hostile struct {
 	leg  string // the leg Connect must name
 	// start returns the transport and the server's records (nil when the
 	// server records nothing: a process that never reads, a bare socket).
-	start func(t *testing.T) (mcp.Transport, func() []mcptest.Record)
+	start func(t testing.TB) (mcp.Transport, func() []mcptest.Record)
 	pin   string // ClientOptions.ProtocolVersion
 }
 
@@ -38,15 +38,15 @@ func (h hostile) stallAt() string {
 // hostileServers covers each leg of connecting on stdio and on each HTTP
 // generation, and the ways an HTTP server can stall below the protocol.
 func hostileServers() []hostile {
-	inproc := func(opts mcptest.Options) func(t *testing.T) (mcp.Transport, func() []mcptest.Record) {
-		return func(t *testing.T) (mcp.Transport, func() []mcptest.Record) {
+	inproc := func(opts mcptest.Options) func(t testing.TB) (mcp.Transport, func() []mcptest.Record) {
+		return func(t testing.TB) (mcp.Transport, func() []mcptest.Record) {
 			s := mcptest.NewServer(&opts)
 			t.Cleanup(s.Close)
 			return s.Transport(), s.Records
 		}
 	}
-	overHTTP := func(opts mcptest.Options, hopts mcptest.HTTPOptions) func(t *testing.T) (mcp.Transport, func() []mcptest.Record) {
-		return func(t *testing.T) (mcp.Transport, func() []mcptest.Record) {
+	overHTTP := func(opts mcptest.Options, hopts mcptest.HTTPOptions) func(t testing.TB) (mcp.Transport, func() []mcptest.Record) {
+		return func(t testing.TB) (mcp.Transport, func() []mcptest.Record) {
 			s := mcptest.NewServer(&opts)
 			hs := httptest.NewServer(s.HTTPHandler(&hopts))
 			t.Cleanup(s.Close) // runs after hs.Close: stalled handlers let go first
@@ -62,17 +62,17 @@ func hostileServers() []hostile {
 		return hostile{name: "http/" + string(f), leg: mcp.LegDiscover, start: overHTTP(mcptest.Options{}, mcptest.HTTPOptions{Fault: f})}
 	}
 	return []hostile{
-		{name: "stdio/never-writes", leg: mcp.LegDiscover, start: func(t *testing.T) (mcp.Transport, func() []mcptest.Record) {
+		{name: "stdio/never-writes", leg: mcp.LegDiscover, start: func(t testing.TB) (mcp.Transport, func() []mcptest.Record) {
 			cmd := mcp.Command("sleep", "3600")
 			cmd.TerminateGrace = 50 * time.Millisecond
 			return cmd, nil
 		}},
-		{name: "stdio/never-writes/pinned-2025-11-25", leg: mcp.LegInitialize, pin: mcp.Version20251125, start: func(t *testing.T) (mcp.Transport, func() []mcptest.Record) {
+		{name: "stdio/never-writes/pinned-2025-11-25", leg: mcp.LegInitialize, pin: mcp.Version20251125, start: func(t testing.TB) (mcp.Transport, func() []mcptest.Record) {
 			cmd := mcp.Command("sleep", "3600")
 			cmd.TerminateGrace = 50 * time.Millisecond
 			return cmd, nil
 		}},
-		{name: "stdio/initialize-stalled", leg: mcp.LegInitialize, start: func(t *testing.T) (mcp.Transport, func() []mcptest.Record) {
+		{name: "stdio/initialize-stalled", leg: mcp.LegInitialize, start: func(t testing.TB) (mcp.Transport, func() []mcptest.Record) {
 			file := filepath.Join(t.TempDir(), "records.jsonl")
 			cmd := serverCommand(t, "-record", file, "-versions", mcp.Version20251125, "-stall", "initialize")
 			return cmd, func() []mcptest.Record {
@@ -94,7 +94,7 @@ func hostileServers() []hostile {
 		fault(mcptest.FaultHeadersThenSilence),
 		fault(mcptest.FaultKeepAlive),
 		fault(mcptest.FaultTrickle),
-		{name: "tcp/accepts-never-answers", leg: mcp.LegDiscover, start: func(t *testing.T) (mcp.Transport, func() []mcptest.Record) {
+		{name: "tcp/accepts-never-answers", leg: mcp.LegDiscover, start: func(t testing.TB) (mcp.Transport, func() []mcptest.Record) {
 			return &mcp.HTTPTransport{URL: silentListener(t)}, nil
 		}},
 	}
@@ -102,7 +102,7 @@ func hostileServers() []hostile {
 
 // silentListener accepts connections on loopback and never reads or writes
 // a byte; it returns its URL.
-func silentListener(t *testing.T) string {
+func silentListener(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -351,5 +351,34 @@ func TestAFailedHandshakeDoesNotWaitOutTheServersGrace(t *testing.T) {
 	err := connectHostile(t, ctx, cmd, nil)
 	if !errors.Is(err, mcp.ErrTimeout) {
 		t.Fatalf("Connect = %v, want ErrTimeout", err)
+	}
+}
+
+// BenchmarkHandshakeBudget measures what a server that never answers costs
+// its caller, against each hostile server: the time Connect takes, teardown
+// included, as a ratio of the budget (x-budget; 1.00 is the budget exactly).
+//
+//	go test -run '^$' -bench HandshakeBudget -benchtime 5x ./mcp/
+func BenchmarkHandshakeBudget(b *testing.B) {
+	const budget = 200 * time.Millisecond
+	for _, h := range hostileServers() {
+		b.Run(h.name, func(b *testing.B) {
+			var total time.Duration
+			for b.Loop() {
+				tr, _ := h.start(b)
+				ctx, cancel := context.WithTimeout(context.Background(), budget)
+				start := time.Now()
+				c, err := mcp.Connect(ctx, tr, &mcp.ClientOptions{ProtocolVersion: h.pin, DiscoverTimeout: time.Hour})
+				total += time.Since(start)
+				cancel()
+				if c != nil {
+					c.Close()
+				}
+				if !errors.Is(err, mcp.ErrTimeout) {
+					b.Fatalf("Connect = %v, want ErrTimeout", err)
+				}
+			}
+			b.ReportMetric(float64(total)/float64(b.N)/float64(budget), "x-budget")
+		})
 	}
 }
