@@ -340,6 +340,27 @@ func TestServerRestartedMidCall(t *testing.T) {
 	}
 }
 
+// A subprocess whose handshake failed is gone when Connect returns: nothing
+// is left behind to hold a pipe, a port or a credential.
+func TestAFailedHandshakeLeavesNoProcess(t *testing.T) {
+	const marker = "3601.25" // an argument no other process has
+	cmd := mcp.Command("sleep", marker)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if err := connectHostile(t, ctx, cmd, nil); !errors.Is(err, mcp.ErrTimeout) {
+		t.Fatalf("Connect = %v, want ErrTimeout", err)
+	}
+	procs, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	if err != nil || len(procs) == 0 {
+		t.Skip("no /proc to look for the server in")
+	}
+	for _, p := range procs {
+		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), marker) {
+			t.Errorf("the server (%s) outlived its failed handshake", filepath.Dir(p))
+		}
+	}
+}
+
 // A subprocess that never answered the handshake is not given a grace
 // period on top of the spent budget: it had its chance. (Its grace is an
 // hour here: Connect returns only because it is not waited for.)
