@@ -266,4 +266,3 @@ func describeRows(rows []audit.Row) string {
 	}
 	return b.String()
 }
-
