@@ -61,8 +61,9 @@ func (rt *Runtime) Work(ctx context.Context, runID string) error {
 }
 
 // workQueue is Run's loop when a Queue hands out the runs. A job the
-// engine cancels is only a hint: the watcher re-reads the run's row and
-// cancels the run's calls if — and only if — the row says cancelled. The
+// engine cancels is only a hint ([Watcher.Hint]): the watcher re-reads the
+// run's row and cancels the run's calls if — and only if — the row says
+// cancelled. The
 // run's own context ends with ctx (the process is shutting down), which
 // settles nothing.
 func (rt *Runtime) workQueue(ctx context.Context) error {
@@ -71,7 +72,7 @@ func (rt *Runtime) workQueue(ctx context.Context) error {
 		defer cancel()
 		stop := context.AfterFunc(jobCtx, func() {
 			if ctx.Err() == nil {
-				rt.watcher.Check(ctx, runID)
+				rt.watcher.Hint(runID)
 			}
 		})
 		defer stop()
