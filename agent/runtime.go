@@ -269,7 +269,7 @@ func (rt *Runtime) decide(ctx context.Context, actor Actor, runID string, approv
 	// The decision is a step: a segment that resumes the run later — on
 	// another worker, or after a crash — finds it there.
 	callRef, _ := json.Marshal(suspension{CallID: wait.CallID})
-	if err := rt.cfg.Store.StepAppend(ctx, &Step{RunID: runID, At: rt.cfg.Now(), Kind: StepApproval, Round: wait.Round,
+	if err := rt.cfg.Store.StepAppend(ctx, owner, &Step{RunID: runID, At: rt.cfg.Now(), Kind: StepApproval, Round: wait.Round,
 		Tool: wait.Tool, Args: callRef, Outcome: outcome, Text: "by " + actor.ID}); err != nil {
 		rt.logger.Warn("agent: recording an approval failed", "run", runID, "error", err)
 	}
