@@ -106,7 +106,7 @@ func (w *Watcher) Watch(ctx context.Context, runID string) (_ context.Context, s
 	return wctx, func() {
 		w.mu.Lock()
 		delete(run.calls, wt)
-		if len(run.calls) == 0 {
+		if len(run.calls) == 0 && w.watched[runID] == run { // not a later one's
 			delete(w.watched, runID)
 		}
 		w.mu.Unlock()
@@ -153,7 +153,7 @@ func (w *Watcher) cancel(runID string) {
 // next, one query for all of them, so a storm of hints costs a few reads,
 // not one each. A hint for a run with no call in flight here is dropped:
 // a call that starts later reads the row itself ([Watcher.Watch]). Hint
-// never blocks.
+// never blocks; the hints wait for Run to read them.
 func (w *Watcher) Hint(runID string) {
 	w.mu.Lock()
 	run := w.watched[runID]
@@ -173,9 +173,10 @@ func (w *Watcher) Hint(runID string) {
 }
 
 // Run polls until ctx ends: every interval, one query reads the status of
-// every run with a call in flight (and not yet known cancelled), and the calls of cancelled runs are
-// cancelled. With nothing in flight, it reads nothing. Between polls, it
-// reads the runs hinted at ([Watcher.Hint]) as soon as hints arrive.
+// every run with a call in flight (and not yet known to be cancelled), and
+// the calls of cancelled runs are cancelled. With nothing in flight, it
+// reads nothing. Between polls, it reads the runs hinted at
+// ([Watcher.Hint]) as soon as hints arrive.
 func (w *Watcher) Run(ctx context.Context) {
 	t := time.NewTicker(w.interval)
 	defer t.Stop()
