@@ -228,7 +228,7 @@ func (rt *Runtime) Decide(ctx context.Context, actor Actor, d Decision) error {
 	case a.Override:
 		text += " (admin override of four eyes)"
 	}
-	if err := rt.cfg.Store.StepAppend(ctx, &Step{RunID: runID, At: a.At, Kind: StepApproval, Round: call.Round,
+	if err := rt.cfg.Store.StepAppend(ctx, owner, &Step{RunID: runID, At: a.At, Kind: StepApproval, Round: call.Round,
 		Tool: call.Tool, Args: call.Args, Outcome: outcome, Text: text}); err != nil {
 		rt.logger.Warn("agent: recording an approval step failed", "run", runID, "error", err)
 	}

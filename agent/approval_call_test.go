@@ -286,7 +286,7 @@ func TestARunSuspendedWithoutNamingItsCallAsksAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls, _ := json.Marshal([]model.ToolCall{{ID: "call_0", Name: "deploy", Arguments: json.RawMessage(`{}`)}})
-	if err := b.store.Store.StepAppend(ctx, &agent.Step{RunID: old.ID, Kind: agent.StepModel, Round: 1, Args: calls}); err != nil {
+	if err := b.store.Store.StepAppend(ctx, "old", &agent.Step{RunID: old.ID, Kind: agent.StepModel, Round: 1, Args: calls}); err != nil {
 		t.Fatal(err)
 	}
 	if ok, err := b.store.Store.RunSuspend(ctx, old.ID, "old", agent.StatusWaitingForApproval, []byte(`{"call_id":"call_0","tool":"deploy","round":1}`)); err != nil || !ok {

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -96,27 +97,54 @@ func TestWriteFence(t *testing.T) {
 }
 
 // A tool call never goes out for a run that is already cancelled: the
-// executor reads the row afresh right before it.
+// executor reads the row afresh right before it. Here the run is cancelled
+// in the store only (as by another process: no announcement, and the poll
+// is an hour away) after the step-boundary probe and before the call — while
+// the executor looks the tool up — and the tool is read-only, so no write
+// fence stands in the way either: only the fresh read can stop the call.
 func TestNoCallForAnAlreadyCancelledRun(t *testing.T) {
 	t.Parallel()
-	b := setup(t, nil)
 	var runID string
-	first := b.tools.add(&testTool{name: "first", effect: agent.EffectReadOnly})
-	first.run = func(ctx context.Context) (*agent.ToolResult, error) {
-		// The run is cancelled in the store only (as by another
-		// process): no in-process announcement reaches the watcher.
-		b.store.Store.RunFinish(ctx, runID, "", agent.StatusCancelled, agent.ReasonCancelled, "")
-		return &agent.ToolResult{Outcome: agent.OutcomeOK, Text: "ok"}, nil
-	}
-	second := b.tools.add(&testTool{name: "second", effect: agent.EffectNonIdempotentWrite})
-	b.start()
-	run := b.submit("alice", turn{Calls: []string{"first"}}, turn{Calls: []string{"second"}})
+	b := setup(t, func(c *agent.Config) {
+		st := c.Store.(*countingStore).Store
+		c.Tools = &cancelOnLookup{toolSet: c.Tools.(*toolSet), tool: "fetch", cancel: func(ctx context.Context) {
+			if ok, err := st.RunFinish(ctx, runID, "", agent.StatusCancelled, agent.ReasonCancelled, ""); !ok || err != nil {
+				t.Errorf("cancel in the store: %v, %v", ok, err)
+			}
+		}}
+		c.WatchInterval = time.Hour
+	})
+	fetch := b.tools.add(&testTool{name: "fetch", effect: agent.EffectReadOnly})
+	run := b.submit("alice", turn{Calls: []string{"fetch"}}, turn{Final: "never"})
 	runID = run.ID
-	b.waitStatus(run.ID, agent.StatusCancelled)
-	time.Sleep(50 * time.Millisecond) // a call that should not happen gets every chance to
-	if n := second.calls.Load(); n != 0 {
-		t.Errorf("the tool was called %d times after the run was cancelled", n)
+	b.start()
+	waitSteps(t, b, run.ID, 2)
+	if n := fetch.calls.Load(); n != 0 {
+		t.Errorf("the tool was called %d times for a run already cancelled", n)
 	}
+	steps := b.steps(run.ID)
+	if len(steps) != 2 || steps[1].Tool != "fetch" || steps[1].Outcome != agent.OutcomeCancelled {
+		t.Errorf("steps = %s; want the model turn and the call recorded cancelled", formatSteps(steps))
+	}
+	if got := b.waitStatus(run.ID, agent.StatusCancelled); got.Reason != agent.ReasonCancelled {
+		t.Errorf("reason = %s, want cancelled", got.Reason)
+	}
+}
+
+// cancelOnLookup runs cancel the first time the executor looks up tool:
+// after the step boundary, before the call.
+type cancelOnLookup struct {
+	*toolSet
+	tool   string
+	cancel func(context.Context)
+	once   sync.Once
+}
+
+func (c *cancelOnLookup) Tool(ctx context.Context, name string) (agent.Tool, error) {
+	if name == c.tool {
+		c.once.Do(func() { c.cancel(ctx) })
+	}
+	return c.toolSet.Tool(ctx, name)
 }
 
 // A cancel made by another process (straight into the store) reaches the

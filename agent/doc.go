@@ -13,8 +13,10 @@
 // every context registered under the run — the model call and the tool
 // call in flight — is cancelled with cause [ErrRunCancelled], so an MCP
 // call is abandoned on the wire at once. Another process learns of it from
-// its own watcher, whose backstop poll reads the status of every watched
-// run in one query per interval, however many calls are in flight. Before
+// its own watcher: a notification ([Watcher.Hint]) makes it read the row at
+// once, and its backstop poll reads the status of every watched run in one
+// query per interval, however many calls are in flight. Only the row
+// cancels: a hint it does not back changes nothing. Before
 // every tool call the executor also reads the row afresh, so no call (and
 // no credential) goes out for a run that is already cancelled.
 //

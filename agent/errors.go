@@ -19,6 +19,11 @@ var (
 	// ErrNotWaiting reports an approval or denial for a run that is not
 	// waiting for one (or that another operator already decided).
 	ErrNotWaiting = errors.New("agent: run is not waiting for approval")
+
+	// ErrLeaseLost reports a write by a segment that no longer holds its
+	// run: another segment, or the reaper, has it now. The write did not
+	// happen, and the segment stops without writing anything else.
+	ErrLeaseLost = errors.New("agent: lease lost")
 )
 
 // errStop ends a segment without settling the run: the run was cancelled

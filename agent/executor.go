@@ -59,7 +59,7 @@ func (rt *Runtime) execute(ctx context.Context, run *Run, owner string) {
 		rt.logger.Info("agent: segment ended", "run", run.ID, "why", stopped.why)
 	case errors.Is(context.Cause(ctx), ErrRunCancelled):
 		rt.logger.Info("agent: segment ended", "run", run.ID, "why", "run cancelled")
-	case errors.Is(context.Cause(ctx), errLeaseLost):
+	case errors.Is(context.Cause(ctx), ErrLeaseLost):
 		rt.logger.Info("agent: segment ended", "run", run.ID, "why", "lease lost")
 	case errors.Is(context.Cause(ctx), errRunDeadline):
 		s.settle(StatusFailed, ReasonDeadline, "the run took longer than its limit")
@@ -98,7 +98,7 @@ func (s *segment) heartbeat(ctx context.Context, loseLease context.CancelCauseFu
 					if s.probeCancelled(ctx) {
 						loseLease(ErrRunCancelled)
 					} else {
-						loseLease(errLeaseLost)
+						loseLease(ErrLeaseLost)
 					}
 					return
 				}
@@ -112,7 +112,6 @@ func (s *segment) heartbeat(ctx context.Context, loseLease context.CancelCauseFu
 }
 
 var (
-	errLeaseLost = errors.New("agent: lease lost")
 	errMaxRounds = errors.New("round limit reached")
 	errModel     = errors.New("model call failed")
 )
@@ -301,19 +300,27 @@ func (s *segment) recordCall(ctx context.Context, call model.ToolCall, outcome O
 // cancelled run records the step and stops, never settling and never
 // clearing the fence; then record the step; only then clear the fence (or
 // renew the lease), guarded by the lease, so a write's fence comes down
-// only once its step is recorded on a run that is not cancelled.
+// only once its step is recorded on a run that is not cancelled. Every
+// write is guarded by the lease, the step too: a segment that lost the run
+// writes nothing, not even the step it made.
 func (s *segment) boundary(ctx context.Context, step *Step, clearFence bool) error {
 	store := s.rt.cfg.Store
 	// Bookkeeping outlives a cancelled or timed-out context.
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if s.probeCancelled(bctx) {
-		if err := store.StepAppend(bctx, step); err != nil {
+		err := store.StepAppend(bctx, s.owner, step)
+		switch {
+		case errors.Is(err, ErrLeaseLost):
+			s.rt.logger.Info("agent: the last step of a cancelled run not recorded: the run was no longer ours", "run", s.run.ID)
+		case err != nil:
 			s.rt.logger.Warn("agent: recording the last step of a cancelled run failed", "run", s.run.ID, "error", err)
 		}
 		return stopCancelled
 	}
-	if err := store.StepAppend(bctx, step); err != nil {
+	if err := store.StepAppend(bctx, s.owner, step); errors.Is(err, ErrLeaseLost) {
+		return s.lost(bctx)
+	} else if err != nil {
 		// An unrecorded write is worse than a failed run: fail closed.
 		return fmt.Errorf("agent: recording a step: %w", err)
 	}

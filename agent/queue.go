@@ -61,17 +61,17 @@ func (rt *Runtime) Work(ctx context.Context, runID string) error {
 }
 
 // workQueue is Run's loop when a Queue hands out the runs. A job the
-// engine cancels is only a hint: the watcher re-reads the run's row and
-// cancels the run's calls if — and only if — the row says cancelled. The
-// run's own context ends with ctx (the process is shutting down), which
-// settles nothing.
+// engine cancels is only a hint ([Watcher.Hint]): the watcher re-reads the
+// run's row and cancels the run's calls if — and only if — the row says
+// cancelled. The run's own context ends with ctx (the process is shutting
+// down), which settles nothing.
 func (rt *Runtime) workQueue(ctx context.Context) error {
 	return rt.cfg.Queue.Work(ctx, rt.cfg.MaxConcurrentRuns, func(jobCtx context.Context, runID string) error {
 		runCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		stop := context.AfterFunc(jobCtx, func() {
 			if ctx.Err() == nil {
-				rt.watcher.Check(ctx, runID)
+				rt.watcher.Hint(runID)
 			}
 		})
 		defer stop()

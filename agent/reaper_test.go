@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -51,13 +52,18 @@ func TestReaperAsksTheFence(t *testing.T) {
 	}
 }
 
-// A segment that lost its lease stops without settling: another owner has
-// the run.
-func TestLostLeaseStopsWithoutSettling(t *testing.T) {
+// A segment that lost its lease stops without writing anything — not the
+// step of the call it made, not a settlement, not the next call: another
+// owner has the run, and its transcript is the thief's to write.
+func TestLostLeaseStopsWithoutWriting(t *testing.T) {
 	t.Parallel()
+	tap := newLogTap()
 	// One run at a time: the worker cannot take the requeued run back
 	// before the thief does.
-	b := setup(t, func(c *agent.Config) { c.MaxConcurrentRuns = 1 })
+	b := setup(t, func(c *agent.Config) {
+		c.MaxConcurrentRuns = 1
+		c.Logger = slog.New(tap)
+	})
 	var runID string
 	b.tools.add(&testTool{name: "steal", effect: agent.EffectReadOnly, run: func(ctx context.Context) (*agent.ToolResult, error) {
 		// Someone else takes the run over: a requeue and a new claim.
@@ -68,14 +74,18 @@ func TestLostLeaseStopsWithoutSettling(t *testing.T) {
 		return &agent.ToolResult{Outcome: agent.OutcomeOK, Text: "ok"}, nil
 	}})
 	write := b.tools.add(&testTool{name: "write", effect: agent.EffectNonIdempotentWrite})
-	b.start()
 	run := b.submit("alice", turn{Calls: []string{"steal"}}, turn{Calls: []string{"write"}})
 	runID = run.ID
-	waitSteps(t, b, run.ID, 2)
-	time.Sleep(50 * time.Millisecond)
+	b.start()
+	if why := tap.waitFor(t, "agent: segment ended", run.ID).attr("why"); why != "lease lost" {
+		t.Errorf("the segment ended because %q, want lease lost", why)
+	}
 	got := b.waitStatus(run.ID, agent.StatusRunning)
 	if got.LeaseOwner != "thief" || write.calls.Load() != 0 {
 		t.Errorf("run = %+v, write calls %d; the old segment must stop and never write", got, write.calls.Load())
+	}
+	if steps := b.steps(run.ID); len(steps) != 1 {
+		t.Errorf("steps = %s; want the model turn only: the segment that lost the run recorded its call", formatSteps(steps))
 	}
 }
 
@@ -120,7 +130,7 @@ func abandonMidCall(t *testing.T, b *testBundle, runID string, effect agent.Effe
 		{RunID: runID, Kind: agent.StepTool, Round: 1, Tool: "before", Outcome: agent.OutcomeOK, Text: "ok"},
 		{RunID: runID, Kind: agent.StepModel, Round: 2, Args: []byte(`[{"id":"call_1_0","name":"work","arguments":{}}]`)},
 	} {
-		if err := st.StepAppend(ctx, step); err != nil {
+		if err := st.StepAppend(ctx, "dead-worker", step); err != nil {
 			t.Fatal(err)
 		}
 	}

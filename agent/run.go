@@ -53,7 +53,10 @@ type Run struct {
 	Error string
 
 	// LeaseOwner and LeaseExpires name the segment executing the run and
-	// how long its claim holds without renewal; empty when none does.
+	// how long its claim holds without renewal; empty when none does. A run
+	// finished by [Store.RunFinish] keeps its owner, without a deadline:
+	// the one segment that may still record the step it had in flight when
+	// the run was cancelled.
 	LeaseOwner   string
 	LeaseExpires time.Time
 	// PendingEffect is the write fence: the effect of a tool call in

@@ -220,7 +220,9 @@ func (rt *Runtime) Cancel(ctx context.Context, actor Actor, runID string) error 
 		return fmt.Errorf("%w: run %s", ErrFinished, runID)
 	}
 	rt.logger.Info("agent: run cancelled", "run", runID, "by", actor.ID)
-	rt.watcher.Cancelled(runID)
+	// No read needed: the guarded update above just made the row say
+	// cancelled, for good (cancelled is terminal).
+	rt.watcher.cancel(runID)
 	if rt.cfg.OnCancel != nil {
 		// Not the caller's cancellation: a client that stops waiting for
 		// its answer does not stop the others from being told.

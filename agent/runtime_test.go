@@ -18,7 +18,7 @@ func TestRunCompletes(t *testing.T) {
 	b.start()
 	run := b.submit("alice", turn{Calls: []string{"lookup"}}, turn{Final: "done"})
 	got := b.waitStatus(run.ID, agent.StatusCompleted)
-	if got.Reason != agent.ReasonCompleted || got.FinishedAt.IsZero() || got.LeaseOwner != "" {
+	if got.Reason != agent.ReasonCompleted || got.FinishedAt.IsZero() || !got.LeaseExpires.IsZero() {
 		t.Errorf("completed run = %+v", got)
 	}
 	steps := b.steps(run.ID)

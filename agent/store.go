@@ -52,8 +52,11 @@ type Store interface {
 	RunResume(ctx context.Context, id string, from Status, owner string, leaseUntil time.Time) (*Run, error)
 	// RunFinish moves a run that is not terminal to a terminal status —
 	// and, when owner is not empty, only if owner holds it. It clears the
-	// resumable state and the lease, and leaves the write fence as it is.
-	// Cancelling a run is RunFinish with StatusCancelled and no owner.
+	// resumable state and the lease's deadline, and leaves the write fence
+	// as it is, and the lease owner: the segment that held the run when it
+	// was cancelled may still record the step it had in flight
+	// (StepAppend), and no other can. Cancelling a run is RunFinish with
+	// StatusCancelled and no owner.
 	RunFinish(ctx context.Context, id, owner string, to Status, reason Reason, errText string) (bool, error)
 	// RunRequeue moves a running run owner holds back to queued, releasing
 	// the lease and clearing the fence (the fence belongs to the attempt).
@@ -70,8 +73,13 @@ type Store interface {
 	// before now, whoever held it.
 	RunFinishStale(ctx context.Context, id string, now time.Time, to Status, reason Reason, errText string) (bool, error)
 
-	// StepAppend appends a step to its run, assigning step.Seq.
-	StepAppend(ctx context.Context, step *Step) error
+	// StepAppend appends a step to its run for the segment owner, which
+	// must hold the run — running, or cancelled while it held it (the step
+	// that was in flight) — and assigns step.Seq. The guard and the append
+	// are one statement. A segment that does not hold the run appends
+	// nothing and gets ErrLeaseLost; a run that does not exist,
+	// ErrNotFound.
+	StepAppend(ctx context.Context, owner string, step *Step) error
 	// StepList returns a run's steps in order.
 	StepList(ctx context.Context, runID string) ([]*Step, error)
 

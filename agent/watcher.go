@@ -21,24 +21,40 @@ type StatusReader interface {
 // Watcher turns "this run is cancelled" into cancelled contexts. There is
 // one per process. Every in-flight tool call registers its context under
 // its run; when the run is cancelled, every context of that run is
-// cancelled with cause ErrRunCancelled — at once when the cancel is
-// announced in this process ([Watcher.Cancelled]), and otherwise by the
-// backstop poll, which reads the status of every watched run in one query
-// per interval, however many calls are in flight.
+// cancelled with cause ErrRunCancelled — at once when the run is cancelled
+// by this process's runtime, soon after a hint from outside the process
+// ([Watcher.Hint]), and otherwise by the backstop poll, which reads the
+// status of every watched run in one query per interval, however many calls
+// are in flight.
 //
 // The run row is the only definition of cancelled: the watcher asks the
-// same question as the executor's step-boundary probe. It is fail-soft (a
-// store error reads as "not cancelled", and is logged) and monotonic (a
-// cancelled context stays cancelled).
+// same question as the executor's step-boundary probe, and a context is
+// cancelled only after a read of the row said cancelled (or, in this
+// process, the guarded update that made it so won). It is fail-soft (a
+// store error reads as "not cancelled", and is logged) and monotonic: once
+// it has seen a run cancelled, every call of that run it watches is
+// cancelled — those in flight and those that start while any is — whatever
+// a later read says or fails to say.
 type Watcher struct {
 	store    StatusReader
 	interval time.Duration
 	logger   *slog.Logger
 
 	mu      sync.Mutex
-	watched map[string]map[*watch]struct{} // by run id
+	watched map[string]*watchedRun // by run id
+	hinted  map[string]struct{}    // watched runs hinted since the last read of them
+	hint    chan struct{}          // wakes Run to read the hinted runs; holds one wake-up
 
 	pollReads, freshReads atomic.Uint64 // see StoreReads
+}
+
+// watchedRun is a run with calls watched in this process.
+type watchedRun struct {
+	calls map[*watch]struct{}
+	// cancelled: a read of the row said cancelled (or this process's
+	// guarded cancel won). Cancelled is terminal, so it is never unset; it
+	// is forgotten with the run once no call of it is watched.
+	cancelled bool
 }
 
 type watch struct {
@@ -58,7 +74,9 @@ func NewWatcher(store StatusReader, interval time.Duration, logger *slog.Logger)
 		store:    store,
 		interval: interval,
 		logger:   logger,
-		watched:  make(map[string]map[*watch]struct{}),
+		watched:  make(map[string]*watchedRun),
+		hinted:   make(map[string]struct{}),
+		hint:     make(chan struct{}, 1),
 	}
 }
 
@@ -66,27 +84,29 @@ func NewWatcher(store StatusReader, interval time.Duration, logger *slog.Logger)
 // ErrRunCancelled, when run runID is cancelled. It reads the run's status
 // first, fresh from the store, so a call about to send anything never goes
 // out for a run that is already cancelled: the returned context is then
-// already done. Call stop when the call is over.
+// already done. (A run the watcher already knows is cancelled needs no
+// read.) Call stop when the call is over.
 func (w *Watcher) Watch(ctx context.Context, runID string) (_ context.Context, stop func()) {
 	wctx, cancel := context.WithCancelCause(ctx)
 	wt := &watch{cancel: cancel}
 	w.mu.Lock()
-	runs := w.watched[runID]
-	if runs == nil {
-		runs = make(map[*watch]struct{})
-		w.watched[runID] = runs
+	run := w.watched[runID]
+	if run == nil {
+		run = &watchedRun{calls: make(map[*watch]struct{})}
+		w.watched[runID] = run
 	}
-	runs[wt] = struct{}{}
+	run.calls[wt] = struct{}{}
+	known := run.cancelled
 	w.mu.Unlock()
 	// Registered first, then read: a cancel that lands in between is seen
 	// by one or the other.
-	if w.isCancelled(ctx, runID) {
-		cancel(ErrRunCancelled)
+	if known || w.isCancelled(ctx, runID) {
+		w.cancel(runID)
 	}
 	return wctx, func() {
 		w.mu.Lock()
-		delete(w.watched[runID], wt)
-		if len(w.watched[runID]) == 0 {
+		delete(run.calls, wt)
+		if len(run.calls) == 0 && w.watched[runID] == run { // not a later one's
 			delete(w.watched, runID)
 		}
 		w.mu.Unlock()
@@ -105,15 +125,18 @@ func (w *Watcher) isCancelled(ctx context.Context, runID string) bool {
 	return statuses[runID] == StatusCancelled
 }
 
-// Cancelled cancels every watched context of run runID. The runtime calls
-// it when it cancels a run in this process; a notification from another
-// process (PostgreSQL NOTIFY) calls it too. It trusts its caller: the
-// store already says the run is cancelled.
-func (w *Watcher) Cancelled(runID string) {
+// cancel cancels every watched context of run runID. Its callers know the
+// row says cancelled: a read of it did, or — in [Runtime.Cancel] — the
+// guarded update that moved it to cancelled has just won, and cancelled is
+// terminal, so the row says so for good.
+func (w *Watcher) cancel(runID string) {
 	w.mu.Lock()
 	var cancels []context.CancelCauseFunc
-	for wt := range w.watched[runID] {
-		cancels = append(cancels, wt.cancel)
+	if run := w.watched[runID]; run != nil {
+		run.cancelled = true
+		for wt := range run.calls {
+			cancels = append(cancels, wt.cancel)
+		}
 	}
 	w.mu.Unlock()
 	for _, cancel := range cancels {
@@ -121,19 +144,85 @@ func (w *Watcher) Cancelled(runID string) {
 	}
 }
 
-// Check re-reads the status of run runID now, and cancels its watched
-// contexts if the store says it is cancelled: for a hint that is not
-// itself the truth, such as a job engine cancelling the run's job.
-func (w *Watcher) Check(ctx context.Context, runID string) {
-	if w.isCancelled(ctx, runID) {
-		w.Cancelled(runID)
+// Hint tells the watcher that run runID may have been cancelled elsewhere:
+// a notification from another process (PostgreSQL NOTIFY), a job engine
+// cancelling the run's job. A hint is not the truth. It makes [Watcher.Run]
+// read the row now, and only a row that says cancelled cancels anything; a
+// hint the row does not back changes nothing (it is logged at debug).
+// Hints that arrive while a read is under way are read together in the
+// next, one query for all of them, so a storm of hints costs a few reads,
+// not one each. A hint for a run with no call in flight here is dropped:
+// a call that starts later reads the row itself ([Watcher.Watch]). Hint
+// never blocks; the hints wait for Run to read them.
+func (w *Watcher) Hint(runID string) {
+	w.mu.Lock()
+	run := w.watched[runID]
+	read := run != nil && !run.cancelled
+	if read {
+		w.hinted[runID] = struct{}{}
+	}
+	w.mu.Unlock()
+	if !read {
+		w.logger.Debug("agent: a cancel hint for a run with no live call here; nothing to read", "run", runID)
+		return
+	}
+	select {
+	case w.hint <- struct{}{}:
+	default: // a wake-up is pending already; it reads this run too
 	}
 }
 
 // Run polls until ctx ends: every interval, one query reads the status of
-// every run with a call in flight, and the calls of cancelled runs are
-// cancelled. With nothing in flight, it reads nothing.
-func (w *Watcher) Run(ctx context.Context) { every(ctx, w.interval, w.poll) }
+// every run with a call in flight (and not yet known to be cancelled), and
+// the calls of cancelled runs are cancelled. With nothing in flight, it
+// reads nothing. Between polls, it reads the runs hinted at
+// ([Watcher.Hint]) as soon as hints arrive.
+func (w *Watcher) Run(ctx context.Context) {
+	t := time.NewTicker(w.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			w.poll(ctx)
+		case <-w.hint:
+			w.readHinted(ctx)
+		}
+	}
+}
+
+// readHinted reads the rows of every run hinted at since the last read, in
+// one query, and cancels those that say cancelled.
+func (w *Watcher) readHinted(ctx context.Context) {
+	w.mu.Lock()
+	ids := make([]string, 0, len(w.hinted))
+	for id := range w.hinted {
+		if run := w.watched[id]; run != nil && !run.cancelled { // its calls may have ended since
+			ids = append(ids, id)
+		}
+	}
+	clear(w.hinted)
+	w.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	w.freshReads.Add(1)
+	statuses, err := w.store.RunStatuses(ctx, ids)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.logger.Warn("agent: reading hinted runs failed; no run is treated as cancelled (the poll reads them again)", "runs", len(ids), "error", err)
+		}
+		return
+	}
+	for _, id := range ids {
+		if statuses[id] == StatusCancelled {
+			w.cancel(id)
+		} else {
+			w.logger.Debug("agent: a cancel hint the run row does not back; nothing cancelled", "run", id, "status", string(statuses[id]))
+		}
+	}
+}
 
 // Poll does one backstop poll now: for when notifications may have been
 // missed, such as a listener that has just reconnected.
@@ -142,9 +231,14 @@ func (w *Watcher) Poll(ctx context.Context) { w.poll(ctx) }
 func (w *Watcher) poll(ctx context.Context) {
 	w.mu.Lock()
 	ids := make([]string, 0, len(w.watched))
-	for id := range w.watched {
-		ids = append(ids, id)
+	for id, run := range w.watched {
+		if !run.cancelled {
+			ids = append(ids, id)
+		}
 	}
+	// This read covers the hinted runs too: their rows were written
+	// before their hints arrived, so before now.
+	clear(w.hinted)
 	w.mu.Unlock()
 	if len(ids) == 0 {
 		return
@@ -159,7 +253,7 @@ func (w *Watcher) poll(ctx context.Context) {
 	}
 	for id, status := range statuses {
 		if status == StatusCancelled {
-			w.Cancelled(id)
+			w.cancel(id)
 		}
 	}
 }
@@ -167,7 +261,8 @@ func (w *Watcher) poll(ctx context.Context) {
 // StoreReads returns how many times the watcher has read run statuses from
 // the store, failed reads included: polls, one query per interval however
 // many runs are watched (none while nothing is), and fresh reads, one per
-// [Watcher.Watch] and per [Watcher.Check].
+// [Watcher.Watch] and one per read of the runs hinted at meanwhile
+// ([Watcher.Hint]), however many hints it answers.
 func (w *Watcher) StoreReads() (polls, fresh uint64) {
 	return w.pollReads.Load(), w.freshReads.Load()
 }

@@ -122,8 +122,10 @@ func TestWatcherPollsOnceForAllCalls(t *testing.T) {
 	}
 }
 
-// A store error is not a cancellation, and a cancelled context stays
-// cancelled whatever the store says later.
+// A store error is not a cancellation. And the watcher is monotonic: once a
+// read said the run is cancelled, its calls stay cancelled, and a call of
+// that run that starts while another is still watched is cancelled at once
+// — even while the store fails, or answers "running" (a stale replica).
 func TestWatcherIsFailSoftAndMonotonic(t *testing.T) {
 	t.Parallel()
 	f := &fakeStatuses{statuses: map[string]agent.Status{"r": agent.StatusRunning}, fail: true, polled: make(chan int, 1)}
@@ -133,21 +135,45 @@ func TestWatcherIsFailSoftAndMonotonic(t *testing.T) {
 	go func() { defer close(done); w.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 
-	c, stop := w.Watch(context.Background(), "r")
-	defer stop()
-	<-f.polled
-	<-f.polled
-	if c.Err() != nil {
-		t.Fatal("a failing store cancelled the call")
+	c1, stop1 := w.Watch(context.Background(), "r")
+	defer stop1()
+	for range 3 { // the fresh read, then two polls
+		if c1.Err() != nil {
+			t.Fatal("a failing store cancelled the call")
+		}
+		select {
+		case <-f.polled:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the watcher stopped reading")
+		}
 	}
-	w.Cancelled("r")
-	<-c.Done()
 	f.mu.Lock()
 	f.fail = false
+	f.statuses["r"] = agent.StatusCancelled
 	f.mu.Unlock()
-	<-f.polled
-	if !errors.Is(context.Cause(c), agent.ErrRunCancelled) {
-		t.Errorf("cause after the store recovered = %v, want ErrRunCancelled still", context.Cause(c))
+	<-c1.Done()
+	if !errors.Is(context.Cause(c1), agent.ErrRunCancelled) {
+		t.Fatalf("cause = %v, want ErrRunCancelled", context.Cause(c1))
+	}
+
+	for _, later := range []struct {
+		what string
+		set  func()
+	}{
+		{"fails", func() { f.fail = true }},
+		{"says running", func() { f.fail = false; f.statuses["r"] = agent.StatusRunning }},
+	} {
+		f.mu.Lock()
+		later.set()
+		f.mu.Unlock()
+		c2, stop2 := w.Watch(context.Background(), "r")
+		if !errors.Is(context.Cause(c2), agent.ErrRunCancelled) {
+			t.Errorf("a call of the cancelled run, started while the store %s: cause %v, want ErrRunCancelled at once", later.what, context.Cause(c2))
+		}
+		stop2()
+		if !errors.Is(context.Cause(c1), agent.ErrRunCancelled) {
+			t.Errorf("cause once the store %s = %v, want ErrRunCancelled still", later.what, context.Cause(c1))
+		}
 	}
 }
 
@@ -168,11 +194,10 @@ func TestStoreErrorNeverCancelsARun(t *testing.T) {
 	}
 }
 
-// Poll and Check read now, not at the next interval (here an hour): Poll
-// for every watched run in one query, as the backstop does (after a
-// listener reconnects); Check for one run (a job engine's hint). Neither
-// cancels a run the store does not say is cancelled.
-func TestWatcherPollAndCheckReadNow(t *testing.T) {
+// Poll reads now, not at the next interval (here an hour), for every
+// watched run in one query, as the backstop does (after a listener
+// reconnects); it cancels only the runs the store says are cancelled.
+func TestWatcherPollReadsNow(t *testing.T) {
 	t.Parallel()
 	f := &fakeStatuses{statuses: map[string]agent.Status{"r1": agent.StatusRunning, "r2": agent.StatusRunning, "r3": agent.StatusRunning}}
 	w := agent.NewWatcher(f, time.Hour, nil)
@@ -191,15 +216,5 @@ func TestWatcherPollAndCheckReadNow(t *testing.T) {
 	}
 	if !errors.Is(context.Cause(ctx1), agent.ErrRunCancelled) || ctx2.Err() != nil || ctx3.Err() != nil {
 		t.Fatalf("after Poll: r1 %v, r2 %v, r3 %v; want only r1 cancelled", context.Cause(ctx1), ctx2.Err(), ctx3.Err())
-	}
-
-	w.Check(context.Background(), "r2") // a hint the store does not back
-	if ctx2.Err() != nil {
-		t.Fatalf("Check cancelled r2, which the store says is running")
-	}
-	f.set("r2", agent.StatusCancelled)
-	w.Check(context.Background(), "r2")
-	if !errors.Is(context.Cause(ctx2), agent.ErrRunCancelled) || ctx3.Err() != nil {
-		t.Fatalf("after Check(r2): r2 %v, r3 %v; want r2 cancelled only", context.Cause(ctx2), ctx3.Err())
 	}
 }

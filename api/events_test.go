@@ -256,7 +256,10 @@ func TestEventsPollTheStore(t *testing.T) {
 	one.next("the run", runIs(t, run.ID, agent.StatusQueued))
 
 	ctx := context.Background()
-	if err := f.store.StepAppend(ctx, &agent.Step{RunID: run.ID, At: time.Now(), Kind: agent.StepModel, Round: 1, Text: "thinking"}); err != nil {
+	if r, err := f.store.RunClaimID(ctx, run.ID, "worker-elsewhere", time.Now().Add(time.Hour)); err != nil || r == nil {
+		t.Fatalf("RunClaimID = %v, %v", r, err)
+	}
+	if err := f.store.StepAppend(ctx, "worker-elsewhere", &agent.Step{RunID: run.ID, At: time.Now(), Kind: agent.StepModel, Round: 1, Text: "thinking"}); err != nil {
 		t.Fatal(err)
 	}
 	step := one.next("the step", func(ev sseEvent) bool { return ev.name == "step" }).step(t)

@@ -3,6 +3,7 @@ package sqlstore_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/andonhq/andon/agent"
 )
@@ -15,13 +16,13 @@ func TestStepTextIsStoredByteForByte(t *testing.T) {
 	onEachBackend(t, func(t *testing.T, open func(t *testing.T) fullStore) {
 		ctx := t.Context()
 		s := open(t)
-		if err := s.RunInsert(ctx, &agent.Run{ID: "r1", Owner: "alice"}); err != nil {
+		if err := s.RunInsert(ctx, &agent.Run{ID: "r1", Owner: "alice", Status: agent.StatusRunning, LeaseOwner: "w", LeaseExpires: time.Now().Add(time.Hour)}); err != nil {
 			t.Fatal(err)
 		}
 		split := strings.Repeat("é", 3)[:5] // "éé" and half of the third
 		for _, text := range []string{"", split, "a\x00b", "\xff\xfe", "naïve ✓"} {
 			st := &agent.Step{RunID: "r1", Kind: agent.StepTool, Tool: "fetch", Outcome: agent.OutcomeOK, Text: text}
-			if err := s.StepAppend(ctx, st); err != nil {
+			if err := s.StepAppend(ctx, "w", st); err != nil {
 				t.Fatalf("StepAppend(text %q): %v", text, err)
 			}
 			steps, err := s.StepList(ctx, "r1")

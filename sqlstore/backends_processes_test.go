@@ -79,7 +79,7 @@ func TestProcessesNumberStepsOfOneRunWithoutGaps(t *testing.T) {
 	onEachBackend(t, func(t *testing.T, open func(t *testing.T) fullStore) {
 		ctx := t.Context()
 		stores := openProcesses(t, open)
-		if err := stores[0].RunInsert(ctx, &agent.Run{ID: "r1", Owner: "alice"}); err != nil {
+		if err := stores[0].RunInsert(ctx, &agent.Run{ID: "r1", Owner: "alice", Status: agent.StatusRunning, LeaseOwner: "w", LeaseExpires: time.Now().Add(time.Hour)}); err != nil {
 			t.Fatal(err)
 		}
 		const each = 20
@@ -87,7 +87,7 @@ func TestProcessesNumberStepsOfOneRunWithoutGaps(t *testing.T) {
 		for _, s := range stores {
 			wg.Go(func() {
 				for range each {
-					if err := s.StepAppend(ctx, &agent.Step{RunID: "r1", Kind: agent.StepModel}); err != nil {
+					if err := s.StepAppend(ctx, "w", &agent.Step{RunID: "r1", Kind: agent.StepModel}); err != nil {
 						t.Error(err)
 						return
 					}

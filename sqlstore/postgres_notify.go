@@ -13,11 +13,13 @@ import (
 
 // Cancels between processes on PostgreSQL: the process that cancels a run
 // announces it with NOTIFY once the run row says cancelled, and every
-// process that LISTENs cancels that run's calls in flight at once, without
-// reading the row again (whoever may NOTIFY on the database may as well
-// update the row). The run row stays the one definition of cancelled, and
-// nothing depends on a notification arriving: one lost (a listener
-// reconnecting, a NOTIFY that failed) is made good by the watchers' poll.
+// process that LISTENs reads that run's row at once and cancels its calls in
+// flight if the row says cancelled. A notification is only a hint: anyone
+// who may connect can NOTIFY, and a stray one (or one whose cancel lost its
+// race) must not stop a run the row says is running. The run row stays the
+// one definition of cancelled, and nothing depends on a notification
+// arriving: one lost (a listener reconnecting, a NOTIFY that failed) is
+// made good by the watchers' poll.
 
 // cancelChannelSQL is the SQL expression of the channel that cancels go
 // on: one per schema, so that deployments in different schemas of one
@@ -37,9 +39,9 @@ const (
 
 // NotifyCancelled tells every process listening on this database and schema
 // ([PGStore.ListenCancelled]) that run runID was cancelled. Call it after
-// the run row says so: listeners trust the notification and cancel the
-// run's calls in flight without reading the row again. The notification
-// carries nothing but the run id.
+// the run row says so: listeners take the notification as a hint, read the
+// row and cancel the run's calls in flight if it says cancelled. The
+// notification carries nothing but the run id.
 func (s *PGStore) NotifyCancelled(ctx context.Context, runID string) error {
 	if _, err := s.pool.Exec(ctx, `SELECT pg_notify(`+cancelChannelSQL+`, $1)`, runID); err != nil {
 		return fmt.Errorf("sqlstore: announcing the cancel of run %s: %w", runID, err)

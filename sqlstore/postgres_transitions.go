@@ -138,7 +138,7 @@ func (s *PGStore) RunFinish(ctx context.Context, id, owner string, to agent.Stat
 		return false, fmt.Errorf("sqlstore: %s as %q: %w", what, to, errNotTerminal)
 	}
 	stmt := `UPDATE runs SET status = $1, reason = $2, error = $3, finished_at = $4,
-			suspended = NULL, lease_owner = '', lease_expires = 0
+			suspended = NULL, lease_expires = 0
 		WHERE id = $5 AND status NOT IN ` + terminal
 	args := []any{string(to), string(reason), errText, time.Now().UnixNano(), id}
 	if owner != "" {

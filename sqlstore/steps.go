@@ -12,31 +12,55 @@ import (
 
 const stepColumns = `run_id, seq, at, kind, round, tool, args, outcome, text, duration_ns`
 
-// StepAppend implements [agent.Store]. One statement picks seq (the run's
-// last plus one) and inserts the step, so concurrent appends to a run get
-// distinct, consecutive numbers. It sets step.Seq, and step.At to now if it
-// is zero. Steps may be appended to a finished run (the step that was in
-// flight when it was cancelled); appending to a run that does not exist
-// fails with [agent.ErrNotFound]. Text is stored whole.
-func (s *Store) StepAppend(ctx context.Context, step *agent.Step) error {
+// heldForSteps is the guard of a step append, on the runs row: owner holds
+// the run, which is running or was cancelled while owner held it (a cancel
+// keeps the lease owner).
+const heldForSteps = `lease_owner = %s AND status IN ('running', 'cancelled')`
+
+// StepAppend implements [agent.Store]. One statement checks the lease,
+// picks seq (the run's last plus one) and inserts the step, so a segment
+// that lost the run appends nothing, and concurrent appends to a run get
+// distinct, consecutive numbers. (The statement takes SQLite's write lock
+// before it reads, so nothing moves the lease between the check and the
+// insert.) It sets step.Seq, and step.At to now if it is zero. Text is
+// stored whole.
+func (s *Store) StepAppend(ctx context.Context, owner string, step *agent.Step) error {
+	what := "appending a step to run " + step.RunID
+	if owner == "" {
+		return fmt.Errorf("sqlstore: %s: %w", what, errNoOwner)
+	}
 	if step.At.IsZero() {
 		step.At = time.Now().UTC()
 	}
 	var seq int
 	err := s.db.QueryRowContext(ctx, `INSERT INTO steps (`+stepColumns+`)
 		SELECT id, (SELECT COALESCE(MAX(seq), 0) + 1 FROM steps WHERE run_id = runs.id), ?, ?, ?, ?, ?, ?, ?, ?
-		FROM runs WHERE id = ?
+		FROM runs WHERE id = ? AND `+fmt.Sprintf(heldForSteps, "?")+`
 		RETURNING seq`,
 		nanos(step.At), string(step.Kind), step.Round, step.Tool, nullBytes(step.Args), string(step.Outcome),
-		step.Text, int64(step.Duration), step.RunID).Scan(&seq)
+		step.Text, int64(step.Duration), step.RunID, owner).Scan(&seq)
 	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("sqlstore: appending a step to run %s: %w", step.RunID, agent.ErrNotFound)
+		return s.whyNoStep(ctx, what, step.RunID)
 	}
 	if err != nil {
-		return fmt.Errorf("sqlstore: appending a step to run %s: %w", step.RunID, err)
+		return fmt.Errorf("sqlstore: %s: %w", what, err)
 	}
 	step.Seq = seq
 	return nil
+}
+
+// whyNoStep tells why a guarded append inserted nothing: the run does not
+// exist, or the caller does not hold it.
+func (s *Store) whyNoStep(ctx context.Context, what, runID string) error {
+	var one int
+	err := s.db.QueryRowContext(ctx, `SELECT 1 FROM runs WHERE id = ?`, runID).Scan(&one)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("sqlstore: %s: %w", what, agent.ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("sqlstore: %s: %w", what, err)
+	}
+	return fmt.Errorf("sqlstore: %s: %w", what, agent.ErrLeaseLost)
 }
 
 // StepList implements [agent.Store]: the run's steps by seq. A run with no

@@ -145,14 +145,16 @@ func (s *Store) RunResume(ctx context.Context, id string, from agent.Status, own
 
 // RunFinish implements [agent.Store]. to must be terminal. It sets the
 // reason, the error text and finished_at (now), clears the resumable state
-// and the lease, and leaves the write fence and the request as they are.
+// and the lease's deadline, and leaves the write fence, the request and the
+// lease owner as they are (the owner may still record its step in flight:
+// StepAppend).
 func (s *Store) RunFinish(ctx context.Context, id, owner string, to agent.Status, reason agent.Reason, errText string) (bool, error) {
 	what := "finishing run " + id
 	if !to.Terminal() {
 		return false, fmt.Errorf("sqlstore: %s as %q: %w", what, to, errNotTerminal)
 	}
 	stmt := `UPDATE runs SET status = ?, reason = ?, error = ?, finished_at = ?,
-			suspended = NULL, lease_owner = '', lease_expires = 0
+			suspended = NULL, lease_expires = 0
 		WHERE id = ? AND status NOT IN ` + terminal
 	args := []any{string(to), string(reason), errText, time.Now().UnixNano(), id}
 	if owner != "" {

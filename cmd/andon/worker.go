@@ -240,7 +240,8 @@ func (s *stores) announceCancel(rf *runtimeFlags, logger *slog.Logger) func(ctx 
 
 // execute runs rt until ctx ends: its River workers, watcher and reaper — or, with
 // --workers 0, only its watcher — and, when the store has a bus, a listener
-// that hands every cancel announced by any process to rt's watcher. It
+// that hands every cancel announced by any process to rt's watcher as a
+// hint (the watcher reads the row before it cancels anything). It
 // returns once all of them have stopped.
 func (s *stores) execute(ctx context.Context, rt *agent.Runtime, rf *runtimeFlags, logger *slog.Logger) error {
 	ctx, stop := context.WithCancel(ctx)
@@ -249,7 +250,7 @@ func (s *stores) execute(ctx context.Context, rt *agent.Runtime, rf *runtimeFlag
 	defer wg.Wait()
 	if b, ok := s.bus(rf); ok {
 		wg.Go(func() {
-			_ = b.ListenCancelled(ctx, rt.Watcher().Cancelled,
+			_ = b.ListenCancelled(ctx, rt.Watcher().Hint,
 				sqlstore.ListenLogger(logger),
 				sqlstore.ListenOnListening(func() {
 					logger.Info("andon: listening for cancels from other processes (PostgreSQL LISTEN)")

@@ -10,6 +10,7 @@ import (
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/api"
 	"github.com/andonhq/andon/mcp/mcptest"
+	"github.com/andonhq/andon/sqlstore"
 )
 
 // andon worker refuses --workers 0 (that is serve's API-only mode) and a
@@ -42,6 +43,11 @@ func TestWorkerUsage(t *testing.T) {
 // cancelling the run's job on PostgreSQL; River alone with NOTIFY turned
 // off, and on SQLite (riversqlite's notification table). The runs reach
 // B as River jobs.
+//
+// On postgres/notify, a stray NOTIFY comes first — one the row does not
+// back, as anyone who may connect can send: B reads the row, finds the run
+// running, and leaves the call alone; the real cancel then still reaches
+// the wire.
 func TestCancelAcrossProcesses(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -50,7 +56,7 @@ func TestCancelAcrossProcesses(t *testing.T) {
 		flags    []string // for both processes
 		bFlags   []string // for B
 	}{
-		{name: "postgres/notify", postgres: true, bFlags: []string{"--watch-interval", "1h"}},
+		{name: "postgres/notify", postgres: true, bFlags: []string{"--watch-interval", "1h", "-v"}},
 		{name: "postgres/river", postgres: true, flags: []string{"--notify=false"}, bFlags: []string{"--watch-interval", "1h"}},
 		{name: "sqlite/river", bFlags: []string{"--watch-interval", "1h"}},
 	} {
@@ -83,6 +89,9 @@ func TestCancelAcrossProcesses(t *testing.T) {
 			r.check(t, exitOK)
 			id := strings.TrimSpace(r.stdout)
 			waitForRecord(t, rec, func(r mcptest.Record) bool { return r.Kind == mcptest.ToolStarted && r.Tool == "slow" })
+			if notify {
+				checkStrayNotifyChangesNothing(t, p, b, db, rec, id)
+			}
 
 			r = p.andon("cancel", id)
 			r.check(t, exitOK)
@@ -157,5 +166,34 @@ func TestServeAndWorkerStopWhenRunsCannotExecute(t *testing.T) {
 		if r.code != exitFailure || !strings.Contains(r.stderr, "executing runs:") || !strings.Contains(r.stderr, "job_id") {
 			t.Errorf("andon %s: exit %d, stderr:\n%s\nwant exit %d saying it cannot execute runs", args[0], r.code, r.stderr, exitFailure)
 		}
+	}
+}
+
+// checkStrayNotifyChangesNothing announces a cancel of run id that the row
+// does not back, waits until worker b has read the row on that hint (its
+// debug log says so), and checks that nothing was cancelled: no
+// notifications/cancelled, the slow call still in flight, the run running.
+func checkStrayNotifyChangesNothing(t *testing.T, p *serveProc, b *andonProc, db, rec, id string) {
+	t.Helper()
+	pg, err := sqlstore.OpenPostgres(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+	if err := pg.NotifyCancelled(t.Context(), id); err != nil {
+		t.Fatal(err)
+	}
+	b.waitOutput("that it read the row on the stray NOTIFY", func(line string) bool {
+		return strings.Contains(line, "a cancel hint the run row does not back") && strings.Contains(line, "run="+id)
+	})
+	recs := readRecords(t, rec)
+	if r := find(recs, func(r mcptest.Record) bool {
+		return r.Kind == mcptest.ToolCancelled || r.Kind == mcptest.ToolFinished || (r.Kind == mcptest.Received && r.Method == "notifications/cancelled")
+	}); r != nil {
+		t.Errorf("after a stray NOTIFY the server saw %s %s; want the call untouched; records:\n%s", r.Kind, r.Method, dump(recs))
+	}
+	d := p.waitRun(id, func(*api.RunDetail) bool { return true })
+	if d.Run.Status != "running" || len(d.Steps) != 1 {
+		t.Errorf("after a stray NOTIFY: run %s with %d steps; want running, the call in flight", d.Run.Status, len(d.Steps))
 	}
 }

@@ -80,7 +80,8 @@ func ExerciseRuns(t *testing.T, newStore func(t *testing.T) agent.Store) {
 		{"StepsComeBackWhole", testStepRoundTrip},
 		{"StepsAppendedConcurrentlyGetDistinctConsecutiveSeqs", testStepsConcurrent},
 		{"StepAppendToAnUnknownRunIsNotFound", testStepAppendUnknown},
-		{"StepsMayBeAppendedToAFinishedRun", testStepAppendFinished},
+		{"StepsOfACancelledRunComeOnlyFromTheSegmentThatHeldIt", testStepAppendCancelled},
+		{"ASegmentWithoutTheLeaseAppendsNoStep", testStepAppendNeedsTheLease},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -89,9 +89,9 @@ func testCancelKeepsFence(t *testing.T, s agent.Store) {
 	if got.PendingEffect != agent.EffectNonIdempotentWrite || agent.MayRetry(got.PendingEffect) {
 		t.Fatalf("a cancel left the fence %q; want it stamped %q", got.PendingEffect, agent.EffectNonIdempotentWrite)
 	}
-	if got.Status != agent.StatusCancelled || got.Reason != agent.ReasonCancelled || got.LeaseOwner != "" ||
+	if got.Status != agent.StatusCancelled || got.Reason != agent.ReasonCancelled || got.LeaseOwner != "w1" ||
 		!got.LeaseExpires.IsZero() || got.FinishedAt.IsZero() {
-		t.Fatalf("after a cancel: %+v; want cancelled, lease released, finished", got)
+		t.Fatalf("after a cancel: %+v; want cancelled, lease released (its owner named), finished", got)
 	}
 	// The owner's clear, arriving after the cancel, matches nothing.
 	ok, err = s.RunSetPendingEffect(ctx, "r1", "w1", "", at(2*time.Minute))

@@ -169,8 +169,8 @@ func testFinishOwnerGuard(t *testing.T, s agent.Store) {
 	mustWin(t, "RunFinish by the owner", ok, err)
 	got := get(t, s, "r1")
 	if got.Status != agent.StatusFailed || got.Reason != agent.ReasonModelFailed || got.Error != "model: status 502" ||
-		got.LeaseOwner != "" || !got.LeaseExpires.IsZero() || got.FinishedAt.Before(before) {
-		t.Fatalf("finished run = %+v; want failed, model_failed, its error text, lease released, finished now", got)
+		got.LeaseOwner != "w1" || !got.LeaseExpires.IsZero() || got.FinishedAt.Before(before) {
+		t.Fatalf("finished run = %+v; want failed, model_failed, its error text, lease released (its owner named), finished now", got)
 	}
 	// An owner-guarded finish of a run nobody holds (waiting) fails; the
 	// unguarded one (a cancel) wins and drops the resumable state.

@@ -1,0 +1,104 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/andonhq/andon/agent"
+)
+
+const strayHint = "a cancel hint the run row does not back"
+
+// A hint is not the truth: it makes the watcher read the row now (the poll
+// is an hour away), and only a row that says cancelled cancels. A hint for
+// a running run changes nothing; a hint for a run with nothing in flight
+// here reads nothing.
+func TestWatcherHintReadsTheRowAndOnlyTheRowCancels(t *testing.T) {
+	t.Parallel()
+	f := &fakeStatuses{statuses: map[string]agent.Status{"r1": agent.StatusRunning, "r2": agent.StatusRunning}}
+	tap := newLogTap()
+	w := agent.NewWatcher(f, time.Hour, slog.New(tap))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); w.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	c1, stop1 := w.Watch(context.Background(), "r1")
+	defer stop1()
+	c2, stop2 := w.Watch(context.Background(), "r2")
+	defer stop2()
+
+	w.Hint("r2") // stray: the row says running
+	tap.waitFor(t, strayHint, "r2")
+	if c1.Err() != nil || c2.Err() != nil {
+		t.Fatalf("a stray hint cancelled a call: r1 %v, r2 %v", context.Cause(c1), context.Cause(c2))
+	}
+
+	_, before := w.StoreReads()
+	w.Hint("nobody") // no call of it is watched here
+	tap.waitFor(t, "no live call here", "nobody")
+	if _, after := w.StoreReads(); after != before {
+		t.Errorf("a hint for an unwatched run made %d reads, want 0", after-before)
+	}
+
+	f.set("r1", agent.StatusCancelled)
+	w.Hint("r1")
+	select {
+	case <-c1.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a hint backed by the row did not cancel the call")
+	}
+	if !errors.Is(context.Cause(c1), agent.ErrRunCancelled) {
+		t.Errorf("cause = %v, want ErrRunCancelled", context.Cause(c1))
+	}
+	if c2.Err() != nil {
+		t.Error("a hint for r1 cancelled r2")
+	}
+}
+
+// A storm of hints is not a storm of reads: the hints that arrive while a
+// read is under way are read together, in one query, by the next.
+func TestWatcherCoalescesHints(t *testing.T) {
+	t.Parallel()
+	g := &gatedStatuses{entered: make(chan []string), release: make(chan struct{})}
+	w := agent.NewWatcher(g, time.Hour, nil)
+	var ids []string
+	for i := range 100 {
+		id := fmt.Sprintf("r%02d", i)
+		ids = append(ids, id)
+		_, stop := w.Watch(context.Background(), id)
+		defer stop()
+	}
+	g.gated.Store(true)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); w.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	w.Hint(ids[0])
+	if first := <-g.entered; !slices.Equal(first, ids[:1]) {
+		t.Fatalf("the first hint read asked about %v, want [%s]", first, ids[0])
+	}
+	// While that read is held, every run is hinted at three times.
+	for range 3 {
+		for _, id := range ids[1:] {
+			w.Hint(id)
+		}
+	}
+	g.release <- struct{}{}
+	second := <-g.entered
+	slices.Sort(second)
+	if !slices.Equal(second, ids[1:]) {
+		t.Fatalf("the next read asked about %d runs (%v…), want the 99 hinted meanwhile in one query", len(second), second[:min(3, len(second))])
+	}
+	g.release <- struct{}{}
+	cancel()
+	<-done
+	if _, fresh := w.StoreReads(); fresh != 100+2 {
+		t.Errorf("%d fresh reads, want 100 (one per Watch) + 2 for 298 hints", fresh)
+	}
+}
