@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -250,50 +249,15 @@ func wantServerReported(t *testing.T, cat *catalogue.Catalogue, server, summary 
 	t.Errorf("no server %s", server)
 }
 
-// silentListener accepts TCP connections on loopback and never answers,
-// counting them. Close closes it and every connection it accepted.
-type silentListener struct {
-	ln      net.Listener
-	accepts atomic.Int32
-	mu      sync.Mutex
-	conns   []net.Conn
-	wg      sync.WaitGroup
-}
-
-func newSilentListener(t *testing.T) *silentListener {
+// newSilentListener starts an mcptest.SilentListener for the test.
+func newSilentListener(t *testing.T) *mcptest.SilentListener {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := mcptest.NewSilentListener()
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &silentListener{ln: ln}
-	l.wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			l.accepts.Add(1)
-			l.mu.Lock()
-			l.conns = append(l.conns, c)
-			l.mu.Unlock()
-			l.wg.Go(func() { io.Copy(io.Discard, c) })
-		}
-	})
-	t.Cleanup(l.close)
+	t.Cleanup(l.Close)
 	return l
-}
-
-func (l *silentListener) url() string { return "http://" + l.ln.Addr().String() + "/mcp" }
-
-func (l *silentListener) close() {
-	l.ln.Close()
-	l.mu.Lock()
-	for _, c := range l.conns {
-		c.Close()
-	}
-	l.mu.Unlock()
-	l.wg.Wait()
 }
 
 // stallAfter serves h, an MCP server over HTTP, until the first request
@@ -367,7 +331,7 @@ func TestDeadHTTPServersLeaveHealthyRunsAlone(t *testing.T) {
 	d := &countingDial{}
 	cat, err := catalogue.New(parse(t, "servers:"+healthyStdio+`
   - name: silent
-    url: `+silent.url()+`
+    url: `+silent.URL()+`
     protocol: "2025-11-25"
     requires_approval: false
     timeout: 1s
@@ -396,7 +360,7 @@ func TestDeadHTTPServersLeaveHealthyRunsAlone(t *testing.T) {
 
 	run, steps := r.run(callScript("mcp_good_echo", `{"text":"healthy"}`))
 	wantToolStep(t, run, steps, agent.OutcomeOK, "healthy")
-	accepts, stalledRequests := silent.accepts.Load(), stalled.requests.Load()
+	accepts, stalledRequests := silent.Accepted(), stalled.requests.Load()
 
 	run, steps = r.run(callScript("mcp_silent_echo", `{}`))
 	wantToolStep(t, run, steps, agent.OutcomeFailed, `Server "silent": timed out during initialize`)
@@ -412,7 +376,7 @@ func TestDeadHTTPServersLeaveHealthyRunsAlone(t *testing.T) {
 	if accepts == 0 || stalledRequests == 0 {
 		t.Fatalf("the first listing reached the silent server %d times, the stalled one %d times; want both tried", accepts, stalledRequests)
 	}
-	if n := silent.accepts.Load(); n != accepts {
+	if n := silent.Accepted(); n != accepts {
 		t.Errorf("the silent server accepted %d connections, %d after the first run: within its back-off no run tries it again", n, n-accepts)
 	}
 	if n := stalled.requests.Load(); n != stalledRequests {

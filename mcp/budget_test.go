@@ -3,7 +3,6 @@ package mcp_test
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -100,35 +99,16 @@ func hostileServers() []hostile {
 	}
 }
 
-// silentListener accepts connections on loopback and never reads or writes
-// a byte; it returns its URL.
+// silentListener starts an mcptest.SilentListener for the test and
+// returns its URL.
 func silentListener(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := mcptest.NewSilentListener()
 	if err != nil {
 		t.Fatal(err)
 	}
-	conns := make(chan net.Conn, 16)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns <- c
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		close(conns)
-		for c := range conns {
-			c.Close()
-		}
-	})
-	return "http://" + ln.Addr().String() + "/mcp"
+	t.Cleanup(l.Close)
+	return l.URL()
 }
 
 // connectHostile runs Connect against h and returns its error. It fails the

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"net"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -95,33 +94,14 @@ func TestSignalDuringTheHandshake(t *testing.T) {
 	}
 }
 
-// silentListener accepts TCP connections on loopback and never reads or
-// writes; it returns an MCP URL on it.
+// silentListener starts an mcptest.SilentListener for the test and
+// returns its URL.
 func silentListener(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := mcptest.NewSilentListener()
 	if err != nil {
 		t.Fatal(err)
 	}
-	conns := make(chan net.Conn, 64)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns <- c
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		close(conns)
-		for c := range conns {
-			c.Close()
-		}
-	})
-	return "http://" + ln.Addr().String() + "/mcp"
+	t.Cleanup(l.Close)
+	return l.URL()
 }
