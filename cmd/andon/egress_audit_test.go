@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,7 +20,6 @@ import (
 	"github.com/andonhq/andon/catalogue"
 	"github.com/andonhq/andon/egress"
 	"github.com/andonhq/andon/mcp/mcptest"
-	"github.com/andonhq/andon/sqlstore"
 	"github.com/andonhq/andon/vault"
 )
 
@@ -83,18 +81,7 @@ func TestMCPAuditRowsTellDeadlineCancelAndBeforeSend(t *testing.T) {
 		t.Run(gen, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			st, err := sqlstore.Open(ctx, filepath.Join(t.TempDir(), "andon.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			key, _ := vault.NewKey()
-			v := vault.New(st, key)
-			auditKey, err := v.DeriveKey(ctx, auditKeyLabel)
-			if err != nil {
-				t.Fatal(err)
-			}
-			log := audit.New(st, auditKey)
+			v, log := newVaultAndLog(t)
 			const secret = "s3cr3t-for-the-audit-vocabulary"
 			placement, _ := vault.ParsePlacement("bearer")
 			if err := v.Set(ctx, "remote-token", []byte(secret), placement, []string{"mcp.test"}); err != nil {

@@ -27,18 +27,7 @@ import (
 func TestMCPOverHTTPGoesThroughEgress(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := sqlstore.Open(ctx, filepath.Join(t.TempDir(), "andon.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	key, _ := vault.NewKey()
-	v := vault.New(st, key)
-	auditKey, err := v.DeriveKey(ctx, auditKeyLabel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := audit.New(st, auditKey)
+	v, log := newVaultAndLog(t)
 
 	srv := mcptest.NewServer(nil)
 	defer srv.Close()
@@ -120,4 +109,23 @@ func TestMCPOverHTTPGoesThroughEgress(t *testing.T) {
 	if _, err := log.Verify(ctx); err != nil {
 		t.Errorf("audit chain: %v", err)
 	}
+}
+
+// newVaultAndLog returns a vault and an audit log on a new SQLite store, as
+// serve assembles them.
+func newVaultAndLog(t *testing.T) (*vault.Vault, *audit.Log) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlstore.Open(ctx, filepath.Join(t.TempDir(), "andon.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	key, _ := vault.NewKey()
+	v := vault.New(st, key)
+	auditKey, err := v.DeriveKey(ctx, auditKeyLabel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v, audit.New(st, auditKey)
 }
