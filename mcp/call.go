@@ -17,10 +17,14 @@ import (
 // CallOptions tune one request. A nil *CallOptions is the zero value.
 // Cancellation itself comes from the context passed with the request.
 type CallOptions struct {
-	// Timeout bounds the request. When it passes, the request is cancelled
-	// on the wire and returns an error matching ErrTimeout. It replaces the
-	// client's RequestTimeout. Zero means the client's RequestTimeout;
-	// negative is an error.
+	// Timeout bounds the request on a connected client: its send, the wait
+	// for its response and any rounds of input the server asks for (MRTR).
+	// It does not bound connecting, which [Connect] does; a caller with one
+	// budget for a whole operation — reconnecting included — puts it in the
+	// deadline of the context it gives both. When Timeout passes, the
+	// request is cancelled on the wire and returns an error matching
+	// ErrTimeout. It replaces the client's RequestTimeout. Zero means the
+	// client's RequestTimeout; negative is an error.
 	Timeout time.Duration
 
 	// OnProgress, if set, asks the server for progress notifications (a
