@@ -193,7 +193,7 @@ func (c *Client) request(ctx context.Context, method string, params requestParam
 			return &ProtocolError{Reason: fmt.Sprintf("%s: malformed result: %v", method, err)}
 		}
 		kind := out.kind()
-		if !isModern(c.info.ProtocolVersion) {
+		if !c.rev.mrtr {
 			kind.ResultType = "" // a handshake-era result is always complete
 		}
 		switch kind.ResultType {
@@ -306,7 +306,7 @@ func (c *Client) abandon(cl *call, sent bool, cause error) {
 		return
 	}
 	sentAt := c.cancelClock()
-	if cl.handshake || !c.conn.notifiesCancel(c.info.ProtocolVersion) {
+	if cl.handshake || !c.conn.notifiesCancel(c.rev) {
 		c.conn.abandon(id, cause)
 		if sentAt != nil && !cl.handshake {
 			sentAt() // the closed response stream is the signal
@@ -348,7 +348,7 @@ const abandonGrace = 50 * time.Millisecond
 // never replace the caller's error or break the connection.
 func (c *Client) sendCancelled(ctx context.Context, id int64, reason string) bool {
 	params := cancelledParams{RequestID: id, Reason: reason}
-	if isModern(c.info.ProtocolVersion) {
+	if c.rev.metaEnvelope {
 		params.Meta = c.requestMeta("")
 	}
 	raw, _ := json.Marshal(params)

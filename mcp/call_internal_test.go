@@ -27,9 +27,9 @@ type scriptedConn struct {
 func (s *scriptedConn) start()                               {}
 func (s *scriptedConn) abandon(jsonrpc.ID, error)            {}
 func (s *scriptedConn) abandonUnsent(jsonrpc.ID, error) bool { return false }
-func (s *scriptedConn) notifiesCancel(string) bool           { return true }
+func (s *scriptedConn) notifiesCancel(revision) bool         { return true }
 func (s *scriptedConn) close() error                         { return nil }
-func (s *scriptedConn) negotiated(string)                    {}
+func (s *scriptedConn) negotiated(revision)                  {}
 
 func (s *scriptedConn) send(ctx context.Context, m *jsonrpc.Message) error {
 	s.mu.Lock()
@@ -62,6 +62,7 @@ func newScripted(t *testing.T, version string) (*Client, *scriptedConn, *syncBuf
 	sc := &scriptedConn{recv: c}
 	c.conn = sc
 	c.info.ProtocolVersion = version
+	c.rev, _ = lookupRevision(version)
 	t.Cleanup(func() { c.Close() })
 	return c, sc, logs
 }

@@ -100,6 +100,7 @@ type Client struct {
 	logger *slog.Logger
 	conn   conn
 	info   ServerInfo      // set by the handshake, read-only afterwards
+	rev    revision        // the negotiated revision; likewise
 	caps   json.RawMessage // the client's capabilities
 
 	nextID    atomic.Int64
@@ -145,7 +146,8 @@ func Connect(ctx context.Context, t Transport, opts *ClientOptions) (*Client, er
 	if err := ctx.Err(); err != nil {
 		return nil, &ConnectError{Leg: LegConnect, Err: interruption(LegConnect, ctx)}
 	}
-	conn, err := t.connect(ctx, connConfig{pinned: c.opts.ProtocolVersion, serverRequests: c.opts.Roots != nil || c.opts.SamplingHandler != nil || c.opts.ElicitationHandler != nil, maxMessageSize: c.opts.MaxMessageSize, logger: c.logger, receiver: c})
+	pinned, _ := lookupRevision(c.opts.ProtocolVersion) // an unknown one fails the handshake
+	conn, err := t.connect(ctx, connConfig{pinned: pinned, serverRequests: c.opts.Roots != nil || c.opts.SamplingHandler != nil || c.opts.ElicitationHandler != nil, maxMessageSize: c.opts.MaxMessageSize, logger: c.logger, receiver: c})
 	if err != nil {
 		if ctx.Err() != nil {
 			err = interruption(LegConnect, ctx)
@@ -254,7 +256,7 @@ func (c *Client) Close() error {
 		ctx, cancel := context.WithTimeout(c.bgCtx, flushGrace)
 		for _, cl := range inFlight {
 			c.conn.abandon(jsonrpc.Int(cl.id), fmt.Errorf("%w: %w", context.Canceled, errClientClosed))
-			if !cl.handshake && c.conn.notifiesCancel(c.info.ProtocolVersion) {
+			if !cl.handshake && c.conn.notifiesCancel(c.rev) {
 				c.sendCancelled(ctx, cl.id, "client closed")
 			}
 		}

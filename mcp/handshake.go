@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/andonhq/andon/mcp/internal/jsonrpc"
@@ -61,35 +60,38 @@ var errConnectTimeout = fmt.Errorf("connect timeout (ClientOptions.ConnectTimeou
 // ctx, which carries the connect budget; none has a bound that outlives it.
 // A failure is a *ConnectError.
 func (c *Client) handshake(ctx context.Context) error {
-	pinned := c.opts.ProtocolVersion
-	if pinned != "" && !slices.Contains(SupportedVersions(), pinned) {
-		return &ConnectError{Leg: LegConnect, Err: fmt.Errorf("%w: andon does not speak pinned revision %q", ErrUnsupportedVersion, pinned)}
-	}
-	legacy := legacyVersions[0]
-	if pinned == "" || isModern(pinned) {
-		modern, fallback, err := c.discover(ctx)
-		switch {
-		case err != nil:
-			return &ConnectError{Leg: LegDiscover, Err: err}
-		case modern:
-			return nil
-		case isModern(pinned):
-			return &ConnectError{Leg: LegDiscover, Err: fmt.Errorf("%w: server does not speak pinned revision %s", ErrUnsupportedVersion, pinned)}
-		case fallback != "":
-			legacy = fallback
+	var pinned revision
+	if name := c.opts.ProtocolVersion; name != "" {
+		var ok bool
+		if pinned, ok = lookupRevision(name); !ok {
+			return &ConnectError{Leg: LegConnect, Err: fmt.Errorf("%w: andon does not speak pinned revision %q", ErrUnsupportedVersion, name)}
 		}
-	} else {
-		legacy = pinned
+		if !pinned.discover {
+			return c.initialize(ctx, pinned)
+		}
 	}
-	return c.initialize(ctx, legacy)
+	modern, fallback, err := c.discover(ctx, pinned)
+	switch {
+	case err != nil:
+		return &ConnectError{Leg: LegDiscover, Err: err}
+	case modern:
+		return nil
+	case pinned.discover:
+		return &ConnectError{Leg: LegDiscover, Err: fmt.Errorf("%w: server does not speak pinned revision %s", ErrUnsupportedVersion, pinned.name)}
+	case fallback.name == "":
+		fallback = newest(handshakeEra)
+	}
+	return c.initialize(ctx, fallback)
 }
 
-// discover probes for a 2026-07-28 server. It reports modern when the server
-// accepted, or else, when the server listed the revisions it supports, the
-// newest handshake-era one andon shares with it. err is set only when the
-// caller's context ended or the connection failed.
-func (c *Client) discover(ctx context.Context) (modern bool, fallback string, err error) {
-	c.info.ProtocolVersion = Version20260728 // stamps the probe's _meta
+// discover probes for a server of a stateless revision: the pinned one, or
+// else the newest andon speaks. It reports modern when the server accepted,
+// or else, when the server listed the revisions it supports, the newest
+// handshake-era one andon shares with it. err is set only when the caller's
+// context ended or the connection failed.
+func (c *Client) discover(ctx context.Context, pinned revision) (modern bool, fallback revision, err error) {
+	accept := func(r revision) bool { return r.discover && (pinned.name == "" || r.name == pinned.name) }
+	c.rev = newest(accept) // stamps the probe's _meta
 	var res struct {
 		resultKind
 		SupportedVersions []string        `json:"supportedVersions"`
@@ -102,35 +104,41 @@ func (c *Client) discover(ctx context.Context) (modern bool, fallback string, er
 	var rpcErr *RPCError
 	for attempt := 1; ; attempt++ {
 		err = c.request(ctx, "server/discover", &emptyParams{}, &CallOptions{Timeout: c.opts.DiscoverTimeout}, true, &res)
-		// A server may refuse the version and list 2026-07-28 among those it
-		// supports (the spec says: retry with a supported version). Once.
-		if attempt == 1 && errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeUnsupportedProtocolVersion &&
-			slices.Contains(supportedIn(rpcErr), Version20260728) {
-			continue
+		// A server may refuse the version and list a stateless one among
+		// those it supports (the spec says: retry with a supported
+		// version). Once.
+		if attempt == 1 && errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeUnsupportedProtocolVersion {
+			if r, ok := newestIn(supportedIn(rpcErr), accept); ok {
+				c.rev = r
+				continue
+			}
 		}
 		break
 	}
-	c.info.ProtocolVersion = ""
+	c.rev = revision{}
 	switch {
 	case err == nil:
-		if slices.Contains(res.SupportedVersions, Version20260728) {
-			c.conn.negotiated(Version20260728)
+		if r, ok := newestIn(res.SupportedVersions, accept); ok {
+			c.conn.negotiated(r)
+			c.rev = r
 			c.info = ServerInfo{
-				ProtocolVersion: Version20260728,
+				ProtocolVersion: r.name,
 				Implementation:  res.Meta.ServerInfo,
 				Capabilities:    res.Capabilities,
 				Instructions:    res.Instructions,
 			}
-			return true, "", nil
+			return true, revision{}, nil
 		}
-		return false, newestLegacy(res.SupportedVersions), nil
+		fallback, _ = newestIn(res.SupportedVersions, handshakeEra)
+		return false, fallback, nil
 	case ctx.Err() != nil || errors.Is(err, ErrClosed):
-		return false, "", err
+		return false, revision{}, err
 	case errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeUnsupportedProtocolVersion:
-		return false, newestLegacy(supportedIn(rpcErr)), nil
+		fallback, _ = newestIn(supportedIn(rpcErr), handshakeEra)
+		return false, fallback, nil
 	default:
 		c.logger.Debug("mcp: server/discover failed, trying the initialize handshake", "error", err)
-		return false, "", nil
+		return false, revision{}, nil
 	}
 }
 
@@ -143,21 +151,10 @@ func supportedIn(e *RPCError) []string {
 	return data.Supported
 }
 
-// newestLegacy returns the newest handshake-era revision in versions that
-// andon speaks, or "".
-func newestLegacy(versions []string) string {
-	for _, v := range legacyVersions {
-		if slices.Contains(versions, v) {
-			return v
-		}
-	}
-	return ""
-}
-
 // initialize runs the handshake-era lifecycle: initialize, then
 // notifications/initialized.
-func (c *Client) initialize(ctx context.Context, version string) error {
-	params := &initializeParams{ProtocolVersion: version, Capabilities: c.caps, ClientInfo: c.opts.ClientInfo}
+func (c *Client) initialize(ctx context.Context, rev revision) error {
+	params := &initializeParams{ProtocolVersion: rev.name, Capabilities: c.caps, ClientInfo: c.opts.ClientInfo}
 	var res struct {
 		resultKind
 		ProtocolVersion string          `json:"protocolVersion"`
@@ -170,13 +167,15 @@ func (c *Client) initialize(ctx context.Context, version string) error {
 	if err := c.request(ctx, "initialize", params, nil, true, &res); err != nil {
 		return &ConnectError{Leg: LegInitialize, Err: err}
 	}
+	chosen, ok := lookupRevision(res.ProtocolVersion)
 	switch {
-	case !isLegacy(res.ProtocolVersion):
+	case !ok || !handshakeEra(chosen):
 		return &ConnectError{Leg: LegInitialize, Err: fmt.Errorf("%w: server answered initialize with revision %q", ErrUnsupportedVersion, res.ProtocolVersion)}
 	case c.opts.ProtocolVersion != "" && res.ProtocolVersion != c.opts.ProtocolVersion:
 		return &ConnectError{Leg: LegInitialize, Err: fmt.Errorf("%w: pinned %s, server chose %s", ErrUnsupportedVersion, c.opts.ProtocolVersion, res.ProtocolVersion)}
 	}
-	c.conn.negotiated(res.ProtocolVersion)
+	c.conn.negotiated(chosen)
+	c.rev = chosen
 	c.info = ServerInfo{
 		ProtocolVersion: res.ProtocolVersion,
 		Implementation:  res.ServerInfo,

@@ -37,7 +37,7 @@ type httpConn struct {
 	wg     sync.WaitGroup
 
 	mu        sync.Mutex
-	version   string // negotiated revision, once known
+	rev       revision // negotiated, once known
 	sessionID string
 	legacySSE *legacySSE                    // set in HTTP+SSE mode
 	streams   map[jsonrpc.ID]*exchangeState // requests in flight
@@ -55,10 +55,10 @@ func newHTTPConn(u *url.URL, client *http.Client, header http.Header, closeTimeo
 
 func (c *httpConn) start() {}
 
-func (c *httpConn) negotiated(version string) {
+func (c *httpConn) negotiated(rev revision) {
 	c.mu.Lock()
-	c.version = version
-	listen := c.cfg.serverRequests && !isModern(version) && c.sessionID != "" && c.legacySSE == nil
+	c.rev = rev
+	listen := c.cfg.serverRequests && rev.sessions && c.sessionID != "" && c.legacySSE == nil
 	c.mu.Unlock()
 	if listen {
 		c.goTracked(c.listen)
@@ -122,7 +122,7 @@ func (c *httpConn) pump(events *sse.Reader) error {
 // notifiesCancel: on 2026-07-28 closing the response stream is the whole
 // signal, and a notification would be rejected by a conformant server
 // (go-sdk's client sends one and loses the session to the 400).
-func (c *httpConn) notifiesCancel(version string) bool { return !isModern(version) }
+func (c *httpConn) notifiesCancel(rev revision) bool { return !rev.streamCancels }
 
 // exchangeState is one request's exchange in flight.
 type exchangeState struct {
@@ -183,7 +183,7 @@ func (c *httpConn) send(ctx context.Context, m *jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("%w: encoding: %w", errNotSent, err)
 	}
-	if legacy == nil && m.Method == "initialize" && c.cfg.pinned == Version20241105 {
+	if legacy == nil && m.Method == "initialize" && c.cfg.pinned.legacySSE {
 		// Pinned to the HTTP+SSE generation: no Streamable HTTP attempt.
 		if legacy, err = c.openLegacySSE(ctx); err != nil {
 			return fmt.Errorf("%w: %w", errNotSent, err)
@@ -369,7 +369,10 @@ func (c *httpConn) readStream(ctx context.Context, m *jsonrpc.Message, resp *htt
 		if delay > 0 {
 			retry = delay
 		}
-		if lastID == "" || isModern(c.protocolVersion()) || resumes == maxResumes {
+		// Until the handshake settles, the stream is taken for a
+		// handshake-era server's: only one would answer initialize.
+		rev := c.revision()
+		if lastID == "" || (rev.name != "" && !rev.sessions) || resumes == maxResumes {
 			if err == nil {
 				err = errors.New("response stream ended before the response")
 			}
@@ -469,10 +472,10 @@ func (c *httpConn) failRequest(ctx context.Context, m *jsonrpc.Message, err erro
 	c.cfg.receiver.fail(m.ID, err)
 }
 
-func (c *httpConn) protocolVersion() string {
+func (c *httpConn) revision() revision {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.version
+	return c.rev
 }
 
 // post sends one message as a POST to the MCP endpoint. wrote, if set, is
@@ -538,14 +541,14 @@ func (c *httpConn) setHeaders(req *http.Request, m *jsonrpc.Message) {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	c.mu.Lock()
-	version, session := c.version, c.sessionID
+	rev, session := c.rev, c.sessionID
 	c.mu.Unlock()
 	if session != "" {
 		req.Header.Set("Mcp-Session-Id", session)
 	}
 	if m == nil {
-		if version != "" && version >= Version20250618 {
-			req.Header.Set("MCP-Protocol-Version", version)
+		if rev.versionHeader {
+			req.Header.Set("MCP-Protocol-Version", rev.name)
 		}
 		return
 	}
@@ -558,17 +561,19 @@ func (c *httpConn) setHeaders(req *http.Request, m *jsonrpc.Message) {
 		TaskID string `json:"taskId"`
 	}
 	// On a handshake-era connection nothing below needs the params: the
-	// version is the negotiated one, and the Mcp-* headers are 2026-07-28's.
-	if len(m.Params) > 0 && (version == "" || isModern(version)) {
+	// revision is the negotiated one, and the Mcp-* headers are the
+	// stateless revisions'. Before the handshake settles, a request's _meta
+	// names the revision it speaks (server/discover's does).
+	if len(m.Params) > 0 && (rev.name == "" || rev.metaEnvelope) {
 		_ = json.Unmarshal(m.Params, &p)
 	}
-	if isModern(p.Meta.ProtocolVersion) {
-		version = p.Meta.ProtocolVersion
+	if r, ok := lookupRevision(p.Meta.ProtocolVersion); ok && r.metaEnvelope {
+		rev = r
 	}
-	if version != "" && version >= Version20250618 {
-		req.Header.Set("MCP-Protocol-Version", version)
+	if rev.versionHeader {
+		req.Header.Set("MCP-Protocol-Version", rev.name)
 	}
-	if !isModern(version) || !m.IsRequest() {
+	if !rev.routingHeaders || !m.IsRequest() {
 		return
 	}
 	// The Mcp-Param-* namespace belongs to the call's arguments: a static

@@ -34,14 +34,14 @@ type requestMeta struct {
 // requestMeta returns the _meta for a request: the per-request envelope on
 // 2026-07-28, and the progress token if there is one. Nil when empty.
 func (c *Client) requestMeta(progressToken string) *requestMeta {
-	if !isModern(c.info.ProtocolVersion) {
+	if !c.rev.metaEnvelope {
 		if progressToken == "" {
 			return nil
 		}
 		return &requestMeta{ProgressToken: progressToken}
 	}
 	return &requestMeta{
-		ProtocolVersion:    c.info.ProtocolVersion,
+		ProtocolVersion:    c.rev.name,
 		ClientCapabilities: c.caps,
 		ClientInfo:         &c.opts.ClientInfo,
 		ProgressToken:      progressToken,

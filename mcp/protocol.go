@@ -1,32 +1,6 @@
 package mcp
 
-import (
-	"encoding/json"
-	"slices"
-)
-
-// Protocol revisions andon speaks. A revision is named by its release date.
-const (
-	Version20241105 = "2024-11-05" // HTTP+SSE era
-	Version20250326 = "2025-03-26" // Streamable HTTP with sessions
-	Version20250618 = "2025-06-18"
-	Version20251125 = "2025-11-25" // newest revision with an initialize handshake
-	Version20260728 = "2026-07-28" // stateless: server/discover, per-request _meta
-
-	// LatestVersion is the revision [Connect] tries first.
-	LatestVersion = Version20260728
-)
-
-// legacyVersions are the handshake-era revisions, newest first.
-var legacyVersions = []string{Version20251125, Version20250618, Version20250326, Version20241105}
-
-// SupportedVersions returns every revision andon speaks, newest first.
-func SupportedVersions() []string {
-	return append([]string{Version20260728}, legacyVersions...)
-}
-
-func isModern(v string) bool { return v == Version20260728 }
-func isLegacy(v string) bool { return slices.Contains(legacyVersions, v) }
+import "encoding/json"
 
 // Implementation names a client or server program.
 type Implementation struct {

@@ -216,9 +216,9 @@ func (c *streamConn) abandon(jsonrpc.ID, error) {}
 // went out (errNotSent).
 func (c *streamConn) abandonUnsent(jsonrpc.ID, error) bool { return false }
 
-func (c *streamConn) notifiesCancel(string) bool { return true }
+func (c *streamConn) notifiesCancel(revision) bool { return true }
 
-func (c *streamConn) negotiated(string) {}
+func (c *streamConn) negotiated(revision) {}
 
 // abort marks the connection as given up on before its handshake finished,
 // so that close does not wait a grace period for the peer.

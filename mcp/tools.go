@@ -62,7 +62,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts *Call
 		}
 		params.Arguments = raw
 	}
-	if isModern(c.info.ProtocolVersion) {
+	if c.rev.routingHeaders {
 		c.mu.Lock()
 		decls := c.params[name]
 		c.mu.Unlock()
@@ -85,8 +85,8 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts *Call
 // handshake-era revisions; on 2026-07-28 Ping returns an error matching
 // [errors.ErrUnsupported] without sending anything.
 func (c *Client) Ping(ctx context.Context, opts *CallOptions) error {
-	if isModern(c.info.ProtocolVersion) {
-		return fmt.Errorf("mcp: ping does not exist in revision %s: %w", c.info.ProtocolVersion, errors.ErrUnsupported)
+	if !c.rev.ping {
+		return fmt.Errorf("mcp: ping does not exist in revision %s: %w", c.rev.name, errors.ErrUnsupported)
 	}
 	return c.request(ctx, "ping", &emptyParams{}, opts, false, &resultKind{})
 }
@@ -95,7 +95,7 @@ func (c *Client) Ping(ctx context.Context, opts *CallOptions) error {
 // 2026-07-28, drops (with a warning) a tool whose annotations are invalid,
 // as the spec requires: calling it could not be done right.
 func (c *Client) admitTools(tools []Tool) []Tool {
-	if !isModern(c.info.ProtocolVersion) {
+	if !c.rev.routingHeaders {
 		return tools
 	}
 	kept := tools[:0]

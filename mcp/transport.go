@@ -20,7 +20,7 @@ type Transport interface {
 
 // connConfig is what a transport needs from the client.
 type connConfig struct {
-	pinned string // ClientOptions.ProtocolVersion
+	pinned revision // ClientOptions.ProtocolVersion; zero if none
 	// serverRequests: the client answers server requests (roots,
 	// sampling, elicitation), so a session's standalone stream is worth
 	// opening.
@@ -67,14 +67,14 @@ type conn interface {
 	// that cannot tell returns false and does nothing.
 	abandonUnsent(id jsonrpc.ID, cause error) bool
 
-	// notifiesCancel reports whether, on protocol revision version, a call
-	// is cancelled by sending notifications/cancelled (stdio, legacy HTTP)
+	// notifiesCancel reports whether, on protocol revision rev, a call is
+	// cancelled by sending notifications/cancelled (stdio, legacy HTTP)
 	// rather than only by abandoning its response stream (2026-07-28 HTTP).
-	notifiesCancel(version string) bool
+	notifiesCancel(rev revision) bool
 
 	// negotiated tells the connection the protocol revision the handshake
 	// settled on, before anything else is sent under it.
-	negotiated(version string)
+	negotiated(rev revision)
 
 	// close ends the connection and releases its resources within a bounded
 	// time. It is safe to call more than once.
