@@ -9,12 +9,12 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"syscall"
 	"time"
 )
 
 // DefaultTerminateGrace is how long [CommandTransport] waits for a server to
-// exit after closing its stdin, and again after SIGTERM, before escalating.
+// exit after closing its stdin, and again after SIGTERM (on Unix), before
+// escalating.
 const DefaultTerminateGrace = 2 * time.Second
 
 // CommandTransport runs an MCP server as a subprocess and speaks to it over
@@ -24,7 +24,9 @@ const DefaultTerminateGrace = 2 * time.Second
 // Closing the connection closes the server's stdin, waits TerminateGrace for
 // it to exit, sends SIGTERM, waits TerminateGrace again, then sends SIGKILL.
 // The server runs in its own process group, and the signals go to the whole
-// group, so a wrapper script's children do not outlive it.
+// group, so a wrapper script's children do not outlive it. On Windows, which
+// has no such signals, a server still running after TerminateGrace is killed
+// (TerminateProcess); its own children are not.
 type CommandTransport struct {
 	// Path is the program to run. A name without a slash is looked up in PATH.
 	Path string
@@ -50,7 +52,7 @@ func (t *CommandTransport) connect(ctx context.Context, cfg connConfig) (_ conn,
 	}
 	cmd := exec.Command(t.Path, t.Args...)
 	cmd.Env, cmd.Dir = t.Env, t.Dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	isolate(cmd)
 
 	// Pipes of our own, handed to the child as files: exec copies nothing,
 	// and Wait never closes the ends we read from.
@@ -152,28 +154,36 @@ func (p *process) exitReason() error {
 	return errors.New("server exited")
 }
 
-// stop ends the server within 2×grace plus a moment: its stdin is already
-// closed; then SIGTERM, then SIGKILL, each to the whole process group. A
-// server that is not graceful (its handshake never finished: it had its
-// chance) gets SIGTERM at once, so that a budget spent on a server that
-// never answered is not followed by a grace period spent waiting for it.
+// stop ends the server within a grace period per escalation step plus a
+// moment: its stdin is already closed; then each step of escalate (on Unix
+// SIGTERM, then SIGKILL, each to the whole process group), a grace period
+// apart. A server that is not graceful (its handshake never finished: it had
+// its chance) gets the first step at once, so that a budget spent on a
+// server that never answered is not followed by a grace period spent
+// waiting for it.
 func (p *process) stop(graceful bool) {
 	t := time.NewTimer(p.grace)
 	if !graceful {
 		t.Reset(0)
 	}
 	defer t.Stop()
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+	for _, step := range escalate(p.cmd.Process) {
 		select {
 		case <-p.exited:
 			return
 		case <-t.C:
 		}
-		p.logger.Debug("mcp: server did not exit, signalling", "pid", p.cmd.Process.Pid, "signal", sig.String())
-		_ = syscall.Kill(-p.cmd.Process.Pid, sig)
+		p.logger.Debug("mcp: server did not exit, signalling", "pid", p.cmd.Process.Pid, "signal", step.signal)
+		_ = step.send()
 		t.Reset(p.grace)
 	}
 	<-p.exited
+}
+
+// stopStep is one step of stopping a server that has not exited.
+type stopStep struct {
+	signal string // what the step sends, for the log
+	send   func() error
 }
 
 // forwardStderr logs the server's stderr line by line. Since 2025-11-25 the
