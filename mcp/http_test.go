@@ -249,8 +249,9 @@ func TestHTTPHeaders(t *testing.T) {
 		if !errors.Is(err, &mcp.RPCError{Code: mcp.CodeInvalidParams}) {
 			t.Errorf("non-ASCII tool name: %v, want invalid params (unknown tool)", err)
 		}
-		for _, r := range b.received("") {
-			if r.Header == nil {
+		checked := 0
+		for _, r := range b.records() {
+			if r.Kind != mcptest.Received || r.Header == nil {
 				continue
 			}
 			if got := r.Header.Get("Authorization"); got != "Bearer test-token" {
@@ -259,6 +260,7 @@ func TestHTTPHeaders(t *testing.T) {
 			if r.Method == "" || r.Method == "initialize" || r.Method == "DELETE" {
 				continue
 			}
+			checked++
 			wantVersion := b.mode.version
 			if b.mode.version == mcp.Version20250326 {
 				wantVersion = "" // the header exists from 2025-06-18 on
@@ -272,6 +274,9 @@ func TestHTTPHeaders(t *testing.T) {
 			if !b.mode.modernHTTP() && r.Session == "" && r.Method != "server/discover" {
 				t.Errorf("%s: no Mcp-Session-Id", r.Method)
 			}
+		}
+		if checked == 0 {
+			t.Fatal("the server recorded no request whose headers could be checked")
 		}
 		for _, r := range b.records() {
 			if r.Kind == mcptest.Rejected && strings.Contains(r.Reason, "match") {
