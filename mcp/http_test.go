@@ -144,8 +144,8 @@ func TestCase16_ModernHTTPClosesTheStreamAndSendsNothing(t *testing.T) {
 				b.waitFor("the handler's cancellation", isTool(mcptest.ToolCancelled, "slow"))
 				b.assertCancelledOnTheWire(b.toolCallIDs()[0])
 				b.mustCall("echo", map[string]any{"text": "next"})
-				for _, r := range b.received("") {
-					if r.Method != "server/discover" && r.Method != "tools/call" {
+				for _, r := range b.records() {
+					if r.Kind == mcptest.Received && r.Method != "server/discover" && r.Method != "tools/call" {
 						t.Errorf("unexpected message over 2026-07-28 HTTP: %s", r.Raw)
 					}
 				}
