@@ -41,7 +41,8 @@
 // touches no other. The connection stays usable after any number of
 // cancellations and timeouts. [Client.Close] is bounded: calls in flight
 // fail with [ErrClosed], and a subprocess gets its stdin closed, a grace
-// period, SIGTERM, then SIGKILL.
+// period, SIGTERM, then SIGKILL (on Windows, after the grace period, it is
+// killed).
 //
 // # Errors
 //
