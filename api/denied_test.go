@@ -19,6 +19,7 @@ import (
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/api"
 	"github.com/andonhq/andon/audit"
+	"github.com/andonhq/andon/token"
 )
 
 // deniedPathCap is the documented cap of an api_denied row's path.
@@ -360,7 +361,7 @@ func TestDeniedCausesAreBounded(t *testing.T) {
 		c.DenialInterval = time.Hour
 	}})
 	ctx := context.Background()
-	alice := f.token("alice", api.RoleOperator)
+	alice := f.token("alice", token.RoleOperator)
 	const n = 300
 	for range n {
 		run, err := f.rt.Submit(ctx, "bob", &agent.Request{Prompt: "p", Script: json.RawMessage(finalScript)})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/catalogue"
+	"github.com/andonhq/andon/token"
 )
 
 // Metrics are one process's Prometheus metrics, on a registry of their own
@@ -201,7 +202,7 @@ func runsGauge(counts map[agent.Status]int64) *prometheus.Registry {
 // from the store. Role viewer: it shows counts, no run's content.
 func (s *server) routeMetrics(mux *http.ServeMux) {
 	runs, _ := s.cfg.Store.(RunCounter)
-	s.route(mux, "GET /metrics", RoleViewer, s.cfg.Metrics.handler(runs).ServeHTTP)
+	s.route(mux, "GET /metrics", token.RoleViewer, s.cfg.Metrics.handler(runs).ServeHTTP)
 }
 
 // promLogger hands promhttp's errors to slog.

@@ -23,6 +23,7 @@ import (
 	"github.com/andonhq/andon/sqlstore"
 	"github.com/andonhq/andon/sqlstore/pgtest"
 	"github.com/andonhq/andon/sqlstore/storetest"
+	"github.com/andonhq/andon/token"
 )
 
 // metricsFixture is the API in front of a real runtime on a real SQLite
@@ -327,7 +328,7 @@ func TestMetricsNeedAViewer(t *testing.T) {
 	f.create(finalScript)
 	status, header, body := f.request("GET", "/metrics", "", "")
 	checkError(t, status, header, body, http.StatusUnauthorized, "unauthenticated")
-	status, _, body = f.request("GET", "/metrics", "Bearer "+f.token("watcher", api.RoleViewer), "")
+	status, _, body = f.request("GET", "/metrics", "Bearer "+f.token("watcher", token.RoleViewer), "")
 	if status != http.StatusOK || !strings.Contains(string(body), `andon_runs{status="queued"} 1`) {
 		t.Errorf("GET /metrics as a viewer: %d\n%s", status, body)
 	}
