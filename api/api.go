@@ -27,7 +27,7 @@
 //	GET  /v1/ready                     anyone    … and its store too
 //	GET  /v1/openapi.json              anyone    the OpenAPI document
 //	GET  /v1/events[?run=ID]           viewer    live run and step changes (text/event-stream)
-//	GET  /metrics                      viewer    Prometheus metrics (see [Metrics])
+//	GET  /metrics                      viewer    Prometheus metrics (see [metrics.Metrics])
 //	GET  /                             anyone    the operator console (its data comes from the routes above)
 //
 // # Authentication
@@ -90,6 +90,7 @@ import (
 
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/audit"
+	"github.com/andonhq/andon/metrics"
 	"github.com/andonhq/andon/token"
 )
 
@@ -117,7 +118,7 @@ type Config struct {
 	// Metrics are the process's metrics, served on GET /metrics with the
 	// runs counted from Store, and the API's refusals counted in. Nil
 	// means a fresh, empty set.
-	Metrics *Metrics
+	Metrics *metrics.Metrics
 	// Logger receives request failures. Nil means discard.
 	Logger *slog.Logger
 	// Now is the clock. Nil means time.Now.
@@ -186,7 +187,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		cfg.DenialInterval = DefaultDenialInterval
 	}
 	if cfg.Metrics == nil {
-		cfg.Metrics = NewMetrics(cfg.Logger)
+		cfg.Metrics = metrics.New(cfg.Logger)
 	}
 	s := &server{cfg: cfg, events: newHub(&cfg), denials: newDenials(&cfg)}
 	if cfg.Stop != nil {

@@ -157,7 +157,7 @@ func denial(reason string) string {
 // capped), and why (reason, a fixed literal). msg, if not empty, is what
 // the client is told; otherwise the message of the reason.
 func (s *server) deny(w http.ResponseWriter, r *http.Request, status int, p *principal, reason, msg string) {
-	s.cfg.Metrics.denied(status, reason)
+	s.cfg.Metrics.Denied(status, reason)
 	entry := audit.Entry{Action: audit.ActionAPIDenied, Purpose: p.describe(reason), Method: r.Method,
 		Path: capPath(r.URL.EscapedPath()), Status: status, Reason: reason}
 	// {id} names a run only under /v1/runs/, and only a run's id is

@@ -20,6 +20,7 @@ import (
 	"github.com/andonhq/andon/catalogue"
 	"github.com/andonhq/andon/mcp"
 	"github.com/andonhq/andon/mcp/mcptest"
+	"github.com/andonhq/andon/metrics"
 	"github.com/andonhq/andon/sqlstore"
 	"github.com/andonhq/andon/sqlstore/pgtest"
 	"github.com/andonhq/andon/sqlstore/storetest"
@@ -35,7 +36,7 @@ type metricsFixture struct {
 	*fixture
 	cat     *catalogue.Catalogue
 	beta    *mcptest.Server
-	metrics *api.Metrics
+	metrics *metrics.Metrics
 }
 
 func newMetricsFixture(t *testing.T) *metricsFixture {
@@ -56,7 +57,7 @@ func newMetricsFixture(t *testing.T) *metricsFixture {
 	t.Cleanup(hs.Close)
 
 	logger := slog.New(slog.NewTextHandler(f.logs, nil))
-	f.metrics = api.NewMetrics(logger)
+	f.metrics = metrics.New(logger)
 	no := false
 	f.cat, err = catalogue.New(&catalogue.Config{Servers: []catalogue.Server{
 		{Name: "alpha", Command: []string{"unused: dialled in process"}, RequiresApproval: &no},
@@ -404,7 +405,7 @@ func TestMetricsRunsMatchTheStore(t *testing.T) {
 // A server whose import fails is counted, each failure once, by server;
 // one that imports is not.
 func TestMetricsCountImportFailures(t *testing.T) {
-	m := api.NewMetrics(nil)
+	m := metrics.New(nil)
 	up := mcptest.NewServer(nil)
 	t.Cleanup(up.Close)
 	cat, err := catalogue.New(&catalogue.Config{Servers: []catalogue.Server{
