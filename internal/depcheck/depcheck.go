@@ -69,9 +69,10 @@ var (
 	driverLinkers   = []string{"sqlstore", "cmd", "node"}
 )
 
-// httpCode is what sqlstore may not link: the HTTP layer above it, and the
-// servers of HTTP code. (It links net/http itself through the domain it
-// implements — egress, vault — so it may not import net/http directly.)
+// httpCode is what sqlstore may not link: the HTTP layer above it (the API,
+// the metrics and Prometheus) and HTTP test and debug servers. It links
+// net/http itself, through the domain it implements (egress, vault), so
+// the rule for net/http is that sqlstore does not import it.
 var httpCode = []string{
 	Module + "/api",
 	Module + "/metrics",
