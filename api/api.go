@@ -27,7 +27,7 @@
 //	GET  /v1/ready                     anyone    … and its store too
 //	GET  /v1/openapi.json              anyone    the OpenAPI document
 //	GET  /v1/events[?run=ID]           viewer    live run and step changes (text/event-stream)
-//	GET  /metrics                      viewer    Prometheus metrics (see [Metrics])
+//	GET  /metrics                      viewer    Prometheus metrics (see [metrics.Metrics])
 //	GET  /                             anyone    the operator console (its data comes from the routes above)
 //
 // # Authentication
@@ -39,7 +39,7 @@
 // role: viewer reads; operator also starts runs and cancels, approves or
 // denies its own; admin does anything to any run. Tokens are made with
 // `andon token create`; the store keeps only their SHA-256 (see
-// [HashToken]). A missing, unknown or revoked token gets 401
+// [token.Hash]). A missing, unknown or revoked token gets 401
 // unauthenticated; a role too low, or an operator acting on someone else's
 // run, 403 forbidden. Both are counted in andon_api_denied_total and
 // audited, coalesced by cause (the token, or none; the route; the reason):
@@ -90,6 +90,8 @@ import (
 
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/audit"
+	"github.com/andonhq/andon/metrics"
+	"github.com/andonhq/andon/token"
 )
 
 // Config configures the API handler.
@@ -106,7 +108,7 @@ type Config struct {
 	// authentication: every request acts as Actor, with the role admin
 	// if Actor.Admin and operator otherwise — for an API embedded in a
 	// program or a test; `andon serve` always sets it.
-	Tokens TokenStore
+	Tokens token.Store
 	// Catalogue, if set, serves the servers and tools routes: see
 	// [Catalogue].
 	Catalogue Catalogue
@@ -116,7 +118,7 @@ type Config struct {
 	// Metrics are the process's metrics, served on GET /metrics with the
 	// runs counted from Store, and the API's refusals counted in. Nil
 	// means a fresh, empty set.
-	Metrics *Metrics
+	Metrics *metrics.Metrics
 	// Logger receives request failures. Nil means discard.
 	Logger *slog.Logger
 	// Now is the clock. Nil means time.Now.
@@ -185,7 +187,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		cfg.DenialInterval = DefaultDenialInterval
 	}
 	if cfg.Metrics == nil {
-		cfg.Metrics = NewMetrics(cfg.Logger)
+		cfg.Metrics = metrics.New(cfg.Logger)
 	}
 	s := &server{cfg: cfg, events: newHub(&cfg), denials: newDenials(&cfg)}
 	if cfg.Stop != nil {
@@ -195,19 +197,19 @@ func NewHandler(cfg Config) (http.Handler, error) {
 			s.denials.endAll()
 		}()
 	}
-	s.local = principal{actor: cfg.Actor, role: RoleOperator}
+	s.local = principal{actor: cfg.Actor, role: token.RoleOperator}
 	if cfg.Actor.Admin {
-		s.local.role = RoleAdmin
+		s.local.role = token.RoleAdmin
 	}
 	mux := http.NewServeMux()
-	s.route(mux, "POST /v1/runs", RoleOperator, s.createRun)
-	s.route(mux, "GET /v1/runs", RoleViewer, s.listRuns)
-	s.route(mux, "GET /v1/runs/{id}", RoleViewer, s.showRun)
-	s.route(mux, "POST /v1/runs/{id}/cancel", RoleOperator, s.cancelRun)
-	s.route(mux, "POST /v1/runs/{id}/approve", RoleOperator, s.decide(true))
-	s.route(mux, "POST /v1/runs/{id}/deny", RoleOperator, s.decide(false))
-	s.route(mux, "GET /v1/audit", RoleViewer, s.listAudit)
-	s.route(mux, "GET /v1/whoami", RoleViewer, s.whoami)
+	s.route(mux, "POST /v1/runs", token.RoleOperator, s.createRun)
+	s.route(mux, "GET /v1/runs", token.RoleViewer, s.listRuns)
+	s.route(mux, "GET /v1/runs/{id}", token.RoleViewer, s.showRun)
+	s.route(mux, "POST /v1/runs/{id}/cancel", token.RoleOperator, s.cancelRun)
+	s.route(mux, "POST /v1/runs/{id}/approve", token.RoleOperator, s.decide(true))
+	s.route(mux, "POST /v1/runs/{id}/deny", token.RoleOperator, s.decide(false))
+	s.route(mux, "GET /v1/audit", token.RoleViewer, s.listAudit)
+	s.route(mux, "GET /v1/whoami", token.RoleViewer, s.whoami)
 	s.toolRoutes(mux)
 	s.routeMetrics(mux) // GET /metrics, role viewer
 	s.route(mux, "GET /v1/health", anyone, func(w http.ResponseWriter, r *http.Request) {

@@ -28,6 +28,7 @@ import (
 	"github.com/andonhq/andon/model"
 	"github.com/andonhq/andon/model/script"
 	"github.com/andonhq/andon/sqlstore"
+	"github.com/andonhq/andon/token"
 )
 
 func TestMain(m *testing.M) {
@@ -146,15 +147,15 @@ func newFixture(t *testing.T, o options) *fixture {
 	f.http = hs.Client()
 	f.client = &api.Client{BaseURL: hs.URL, HTTP: f.http}
 	if o.tokens {
-		f.client.Token = f.token("root", api.RoleAdmin)
+		f.client.Token = f.token("root", token.RoleAdmin)
 	}
 	return f
 }
 
 // token makes a token for name with role and returns its secret.
-func (f *fixture) token(name string, role api.Role) string {
+func (f *fixture) token(name string, role token.Role) string {
 	f.t.Helper()
-	secret, _, err := api.CreateToken(context.Background(), f.sqlite, name, role)
+	secret, _, err := token.Create(context.Background(), f.sqlite, name, role)
 	if err != nil {
 		f.t.Fatal(err)
 	}

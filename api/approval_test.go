@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/andonhq/andon/agent"
-	"github.com/andonhq/andon/api"
 	"github.com/andonhq/andon/audit"
+	"github.com/andonhq/andon/token"
 )
 
 // reusedIDScript asks for echo twice with one id, as a provider that
@@ -123,7 +123,7 @@ func TestFourEyesOverTheAPI(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, options{approval: true, tokens: true, fourEyes: true})
 	ctx := context.Background()
-	alice := f.as(f.token("alice", api.RoleOperator))
+	alice := f.as(f.token("alice", token.RoleOperator))
 	mine, err := alice.CreateRun(ctx, &agent.Request{Prompt: "test", Script: json.RawMessage(echoScript)})
 	if err != nil {
 		t.Fatal(err)

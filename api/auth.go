@@ -10,11 +10,12 @@ import (
 
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/audit"
+	"github.com/andonhq/andon/token"
 )
 
 // anyone is the minimum role of a route open without a token: health,
 // readiness, the OpenAPI document, the console's static files.
-const anyone Role = ""
+const anyone token.Role = ""
 
 // touchEvery is how stale a token's LastUsedAt may get before a request
 // updates it: a write per minute per token, not one per request.
@@ -23,8 +24,8 @@ const touchEvery = time.Minute
 // principal is who a request acts as.
 type principal struct {
 	actor agent.Actor
-	role  Role
-	token *Token // nil without a token store
+	role  token.Role
+	token *token.Token // nil without a token store
 }
 
 // describe names the principal for an audit row, never the secret; reason
@@ -57,14 +58,14 @@ func (s *server) actor(r *http.Request) agent.Actor {
 // route is a registered route: its pattern and the least role it needs.
 type route struct {
 	pattern string
-	least   Role
+	least   token.Role
 }
 
 // route registers h for pattern on mux, behind authentication and a check
 // that the request's role is at least min (anyone: no token needed). Every
 // route of the API is registered this way, so that none is left open by
 // mistake and the OpenAPI document can be checked against the list.
-func (s *server) route(mux *http.ServeMux, pattern string, min Role, h http.HandlerFunc) {
+func (s *server) route(mux *http.ServeMux, pattern string, min token.Role, h http.HandlerFunc) {
 	s.routes = append(s.routes, route{pattern, min})
 	if min == anyone {
 		mux.HandleFunc(pattern, h)
@@ -81,7 +82,7 @@ func (s *server) route(mux *http.ServeMux, pattern string, min Role, h http.Hand
 			s.deny(w, r, http.StatusUnauthorized, p, reason, "")
 			return
 		}
-		if p.role.rank() < min.rank() {
+		if !p.role.AtLeast(min) {
 			s.deny(w, r, http.StatusForbidden, p, "role "+string(p.role)+" below "+string(min),
 				"this needs the role "+string(min)+" or above; your token's is "+string(p.role))
 			return
@@ -106,19 +107,19 @@ func (s *server) authenticate(r *http.Request) (p *principal, reason string, err
 	if !ok || !strings.EqualFold(scheme, "Bearer") || secret == "" {
 		return nil, "not a bearer token", nil
 	}
-	if !strings.HasPrefix(secret, tokenPrefix) {
+	if !strings.HasPrefix(secret, token.Prefix) {
 		return nil, "unknown token", nil
 	}
 	// Looking the hash up is not a timing oracle: a client controls the
 	// secret, not its hash, so how far an index walk gets tells it nothing.
-	t, err := s.cfg.Tokens.TokenByHash(r.Context(), HashToken(secret))
-	if errors.Is(err, ErrTokenNotFound) {
+	t, err := s.cfg.Tokens.TokenByHash(r.Context(), token.Hash(secret))
+	if errors.Is(err, token.ErrNotFound) {
 		return nil, "unknown token", nil
 	}
 	if err != nil {
 		return nil, "", err
 	}
-	p = &principal{actor: agent.Actor{ID: t.Name, Admin: t.Role == RoleAdmin}, role: t.Role, token: t}
+	p = &principal{actor: agent.Actor{ID: t.Name, Admin: t.Role == token.RoleAdmin}, role: t.Role, token: t}
 	if !t.RevokedAt.IsZero() {
 		return p, "revoked token", nil
 	}
@@ -156,7 +157,7 @@ func denial(reason string) string {
 // capped), and why (reason, a fixed literal). msg, if not empty, is what
 // the client is told; otherwise the message of the reason.
 func (s *server) deny(w http.ResponseWriter, r *http.Request, status int, p *principal, reason, msg string) {
-	s.cfg.Metrics.denied(status, reason)
+	s.cfg.Metrics.Denied(status, reason)
 	entry := audit.Entry{Action: audit.ActionAPIDenied, Purpose: p.describe(reason), Method: r.Method,
 		Path: capPath(r.URL.EscapedPath()), Status: status, Reason: reason}
 	// {id} names a run only under /v1/runs/, and only a run's id is

@@ -13,6 +13,7 @@ import (
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/api"
 	"github.com/andonhq/andon/audit"
+	"github.com/andonhq/andon/token"
 )
 
 // request makes a request with the Authorization header auth (none if
@@ -76,8 +77,8 @@ func TestRoutesByRole(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, options{idle: true, tokens: true})
 	ctx := context.Background()
-	secrets := map[api.Role]string{}
-	for _, role := range []api.Role{api.RoleViewer, api.RoleOperator, api.RoleAdmin} {
+	secrets := map[token.Role]string{}
+	for _, role := range []token.Role{token.RoleViewer, token.RoleOperator, token.RoleAdmin} {
 		secrets[role] = f.token(string(role)+"-user", role)
 	}
 	// run makes a queued run owned by the caller, so that the owner rule
@@ -92,26 +93,26 @@ func TestRoutesByRole(t *testing.T) {
 	routes := []struct {
 		method, path string // {id}: a queued run of the caller's
 		body         string
-		least        api.Role // "": anyone
-		served       int      // the status of a served request
+		least        token.Role // "": anyone
+		served       int        // the status of a served request
 	}{
 		{"GET", "/v1/health", "", "", http.StatusOK},
 		{"GET", "/v1/ready", "", "", http.StatusOK},
 		{"GET", "/v1/openapi.json", "", "", http.StatusOK},
-		{"GET", "/v1/runs", "", api.RoleViewer, http.StatusOK},
-		{"GET", "/v1/runs/{id}", "", api.RoleViewer, http.StatusOK},
-		{"GET", "/v1/audit", "", api.RoleViewer, http.StatusOK},
-		{"GET", "/v1/whoami", "", api.RoleViewer, http.StatusOK},
-		{"POST", "/v1/runs", `{"prompt":"p","script":` + finalScript + `}`, api.RoleOperator, http.StatusCreated},
-		{"POST", "/v1/runs/{id}/cancel", "", api.RoleOperator, http.StatusOK},
+		{"GET", "/v1/runs", "", token.RoleViewer, http.StatusOK},
+		{"GET", "/v1/runs/{id}", "", token.RoleViewer, http.StatusOK},
+		{"GET", "/v1/audit", "", token.RoleViewer, http.StatusOK},
+		{"GET", "/v1/whoami", "", token.RoleViewer, http.StatusOK},
+		{"POST", "/v1/runs", `{"prompt":"p","script":` + finalScript + `}`, token.RoleOperator, http.StatusCreated},
+		{"POST", "/v1/runs/{id}/cancel", "", token.RoleOperator, http.StatusOK},
 		// A queued run is not waiting: served means the role and owner
 		// checks passed and the runtime said conflict.
-		{"POST", "/v1/runs/{id}/approve", "", api.RoleOperator, http.StatusConflict},
-		{"POST", "/v1/runs/{id}/deny", "", api.RoleOperator, http.StatusConflict},
+		{"POST", "/v1/runs/{id}/approve", "", token.RoleOperator, http.StatusConflict},
+		{"POST", "/v1/runs/{id}/deny", "", token.RoleOperator, http.StatusConflict},
 	}
 	wantDenied := 0
 	for _, rt := range routes {
-		for _, role := range []api.Role{"", api.RoleViewer, api.RoleOperator, api.RoleAdmin} {
+		for _, role := range []token.Role{"", token.RoleViewer, token.RoleOperator, token.RoleAdmin} {
 			name := string(role) + "-user"
 			path := strings.ReplaceAll(rt.path, "{id}", run(name))
 			auth := ""
@@ -119,7 +120,7 @@ func TestRoutesByRole(t *testing.T) {
 				auth = "Bearer " + secrets[role]
 			}
 			status, header, body := f.request(rt.method, path, auth, rt.body)
-			f.checkSecretsAbsent(string(body)+fmt.Sprint(header), secrets[api.RoleViewer], secrets[api.RoleOperator], secrets[api.RoleAdmin])
+			f.checkSecretsAbsent(string(body)+fmt.Sprint(header), secrets[token.RoleViewer], secrets[token.RoleOperator], secrets[token.RoleAdmin])
 			switch {
 			case rt.least == "":
 				if status != rt.served {
@@ -158,8 +159,8 @@ func TestRoutesByRole(t *testing.T) {
 	}
 }
 
-func rank(r api.Role) int {
-	return map[api.Role]int{api.RoleViewer: 1, api.RoleOperator: 2, api.RoleAdmin: 3}[r]
+func rank(r token.Role) int {
+	return map[token.Role]int{token.RoleViewer: 1, token.RoleOperator: 2, token.RoleAdmin: 3}[r]
 }
 
 // TestBadTokens: a missing, malformed, unknown or revoked token gets 401
@@ -170,7 +171,7 @@ func TestBadTokens(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, options{idle: true, tokens: true})
 	ctx := context.Background()
-	revoked := f.token("carol", api.RoleAdmin)
+	revoked := f.token("carol", token.RoleAdmin)
 	tokens, err := f.sqlite.TokenList(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +180,7 @@ func TestBadTokens(t *testing.T) {
 	if err := f.sqlite.TokenRevoke(ctx, carol.ID, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	unknown, _, err := api.NewToken("dave", api.RoleAdmin, time.Now()) // never stored
+	unknown, _, err := token.New("dave", token.RoleAdmin, time.Now()) // never stored
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,8 +247,8 @@ func TestOwnerRule(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, options{idle: true, tokens: true})
 	ctx := context.Background()
-	alice := f.as(f.token("alice", api.RoleOperator))
-	bob := f.as(f.token("bob", api.RoleOperator))
+	alice := f.as(f.token("alice", token.RoleOperator))
+	bob := f.as(f.token("bob", token.RoleOperator))
 	bobs, err := bob.CreateRun(ctx, &agent.Request{Prompt: "bob's", Script: json.RawMessage(finalScript)})
 	if err != nil {
 		t.Fatal(err)
@@ -310,7 +311,7 @@ func TestTokenLastUsed(t *testing.T) {
 	f := newFixture(t, options{idle: true, tokens: true})
 	ctx := context.Background()
 	before := time.Now()
-	viewer := f.as(f.token("vic", api.RoleViewer))
+	viewer := f.as(f.token("vic", token.RoleViewer))
 	tokens, _ := f.sqlite.TokenList(ctx)
 	if vic := tokens[len(tokens)-1]; !vic.LastUsedAt.IsZero() {
 		t.Fatalf("a new token has LastUsedAt %v", vic.LastUsedAt)
@@ -366,13 +367,13 @@ func TestEveryRouteRefusesBelowItsRole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	below := map[api.Role][]api.Role{
-		api.RoleViewer:   nil,
-		api.RoleOperator: {api.RoleViewer},
-		api.RoleAdmin:    {api.RoleViewer, api.RoleOperator},
+	below := map[token.Role][]token.Role{
+		token.RoleViewer:   nil,
+		token.RoleOperator: {token.RoleViewer},
+		token.RoleAdmin:    {token.RoleViewer, token.RoleOperator},
 	}
-	secrets := map[api.Role]string{}
-	for _, role := range []api.Role{api.RoleViewer, api.RoleOperator} {
+	secrets := map[token.Role]string{}
+	for _, role := range []token.Role{token.RoleViewer, token.RoleOperator} {
 		secrets[role] = f.token("low-"+string(role), role)
 	}
 	wantRows := 0
@@ -400,19 +401,19 @@ func TestEveryRouteRefusesBelowItsRole(t *testing.T) {
 func TestWhoAmI(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, options{idle: true, tokens: true})
-	secret := f.token("alice", api.RoleOperator)
+	secret := f.token("alice", token.RoleOperator)
 	id, err := f.as(secret).WhoAmI(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if id.Name != "alice" || id.Role != api.RoleOperator || !strings.HasPrefix(id.TokenID, "tok_") {
+	if id.Name != "alice" || id.Role != token.RoleOperator || !strings.HasPrefix(id.TokenID, "tok_") {
 		t.Errorf("WhoAmI = %+v, want alice, operator and her token's id", id)
 	}
 	_, err = f.as("").WhoAmI(context.Background())
 	checkAPIError(t, err, http.StatusUnauthorized, "unauthenticated")
 
 	local := newFixture(t, options{idle: true})
-	if id, err := local.client.WhoAmI(context.Background()); err != nil || id.Name != "local" || id.Role != api.RoleAdmin || id.TokenID != "" {
+	if id, err := local.client.WhoAmI(context.Background()); err != nil || id.Name != "local" || id.Role != token.RoleAdmin || id.TokenID != "" {
 		t.Errorf("WhoAmI without tokens = %+v, %v; want local, admin, no token", id, err)
 	}
 }

@@ -19,6 +19,8 @@ import (
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/api"
 	"github.com/andonhq/andon/audit"
+	"github.com/andonhq/andon/metrics"
+	"github.com/andonhq/andon/token"
 )
 
 // deniedPathCap is the documented cap of an api_denied row's path.
@@ -80,7 +82,7 @@ func rowBytes(r audit.Row) int {
 
 // deniedMetric is the sum of andon_api_denied_total over its labels, as m
 // serves it.
-func deniedMetric(t *testing.T, m *api.Metrics) float64 {
+func deniedMetric(t *testing.T, m *metrics.Metrics) float64 {
 	t.Helper()
 	hs := httptest.NewServer(m.Handler())
 	defer hs.Close()
@@ -100,9 +102,9 @@ func deniedMetric(t *testing.T, m *api.Metrics) float64 {
 // capped; andon_api_denied_total counts every one.
 func TestDeniedFloodIsBounded(t *testing.T) {
 	t.Parallel()
-	metrics := api.NewMetrics(nil)
+	m := metrics.New(nil)
 	f := newFixture(t, options{idle: true, tokens: true, configure: func(c *api.Config) {
-		c.Metrics = metrics
+		c.Metrics = m
 		c.DenialInterval = time.Hour // the whole flood within one interval
 	}})
 	before, err := f.audit.List(context.Background(), audit.Query{})
@@ -151,7 +153,7 @@ func TestDeniedFloodIsBounded(t *testing.T) {
 		t.Errorf("%d refusals added %d audit rows, %d bytes; want at most one per cause: %d rows, %d bytes",
 			n, len(rows), size, causes, causes*1024)
 	}
-	if got := deniedMetric(t, metrics); got != n {
+	if got := deniedMetric(t, m); got != n {
 		t.Errorf("andon_api_denied_total counted %v refusals, want all %d", got, n)
 	}
 }
@@ -161,9 +163,9 @@ func TestDeniedFloodIsBounded(t *testing.T) {
 // naming the run.
 func TestDeniedCancelFloodLeavesTheRunSmall(t *testing.T) {
 	t.Parallel()
-	metrics := api.NewMetrics(nil)
+	m := metrics.New(nil)
 	f := newFixture(t, options{idle: true, tokens: true, configure: func(c *api.Config) {
-		c.Metrics = metrics
+		c.Metrics = m
 		c.DenialInterval = time.Hour
 	}})
 	run := f.create(finalScript)
@@ -188,7 +190,7 @@ func TestDeniedCancelFloodLeavesTheRunSmall(t *testing.T) {
 	if len(body) > 8<<10 {
 		t.Errorf("the run's detail is %d bytes after %d refused cancels, want it small (8 KiB at most)", len(body), n)
 	}
-	if got := deniedMetric(t, metrics); got != n {
+	if got := deniedMetric(t, m); got != n {
 		t.Errorf("andon_api_denied_total counted %v refusals, want all %d", got, n)
 	}
 }
@@ -354,13 +356,13 @@ func TestRunDetailPagesAuditRows(t *testing.T) {
 // 256, and one more row for all the others, which are still counted.
 func TestDeniedCausesAreBounded(t *testing.T) {
 	t.Parallel()
-	metrics := api.NewMetrics(nil)
+	m := metrics.New(nil)
 	f := newFixture(t, options{idle: true, tokens: true, configure: func(c *api.Config) {
-		c.Metrics = metrics
+		c.Metrics = m
 		c.DenialInterval = time.Hour
 	}})
 	ctx := context.Background()
-	alice := f.token("alice", api.RoleOperator)
+	alice := f.token("alice", token.RoleOperator)
 	const n = 300
 	for range n {
 		run, err := f.rt.Submit(ctx, "bob", &agent.Request{Prompt: "p", Script: json.RawMessage(finalScript)})
@@ -373,7 +375,7 @@ func TestDeniedCausesAreBounded(t *testing.T) {
 	if rows := f.denials(); len(rows) != 256+1 {
 		t.Errorf("%d refusals of %d causes made %d api_denied rows, want 257: 256 causes and one for the rest", n, n, len(rows))
 	}
-	if got := deniedMetric(t, metrics); got != n {
+	if got := deniedMetric(t, m); got != n {
 		t.Errorf("andon_api_denied_total counted %v refusals, want all %d", got, n)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/token"
 )
 
 // StepEvent is the data of an `event: step` on the event stream: a step
@@ -49,7 +50,7 @@ const (
 
 // eventRoutes registers the event stream.
 func (s *server) eventRoutes(mux *http.ServeMux) {
-	s.route(mux, "GET /v1/events", RoleViewer, s.streamEvents)
+	s.route(mux, "GET /v1/events", token.RoleViewer, s.streamEvents)
 }
 
 // event is one server-sent event.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/api"
+	"github.com/andonhq/andon/token"
 )
 
 // recheckOften re-reads a stream's token every few milliseconds, so that a
@@ -46,7 +47,7 @@ func TestEventsEndWhenTheTokenIsRevoked(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, options{idle: true, tokens: true, configure: recheckOften})
 	ctx := context.Background()
-	vic, other := f.token("vic", api.RoleViewer), f.token("olga", api.RoleViewer)
+	vic, other := f.token("vic", token.RoleViewer), f.token("olga", token.RoleViewer)
 	run := f.create(finalScript)
 	revoked, kept := f.subscribeAs("?run="+run.ID, vic), f.subscribeAs("", other)
 	revoked.next("the run", runIs(t, run.ID, agent.StatusQueued))
@@ -76,7 +77,7 @@ func TestEventsEndWhenTheRoleChanges(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, options{idle: true, tokens: true, configure: recheckOften})
 	ctx := context.Background()
-	ops, other := f.token("ops", api.RoleOperator), f.token("olga", api.RoleViewer)
+	ops, other := f.token("ops", token.RoleOperator), f.token("olga", token.RoleViewer)
 	run := f.create(finalScript)
 	changed, kept := f.subscribeAs("", ops), f.subscribeAs("", other)
 	changed.next("the run", runIs(t, run.ID, agent.StatusQueued))

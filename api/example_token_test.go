@@ -13,11 +13,12 @@ import (
 	"github.com/andonhq/andon/audit"
 	"github.com/andonhq/andon/model"
 	"github.com/andonhq/andon/sqlstore"
+	"github.com/andonhq/andon/token"
 )
 
 // A server with tokens: a viewer may list runs but not start one, and a
 // request without a token is refused.
-func ExampleCreateToken() {
+func ExampleNewHandler_tokens() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "andon-api-example")
 	defer os.RemoveAll(dir)
@@ -35,7 +36,7 @@ func ExampleCreateToken() {
 	srv := httptest.NewServer(handler)
 	defer srv.Close()
 
-	secret, tok, _ := api.CreateToken(ctx, store, "vic", api.RoleViewer)
+	secret, tok, _ := token.Create(ctx, store, "vic", token.RoleViewer)
 	viewer := &api.Client{BaseURL: srv.URL, Token: secret}
 	runs, err := viewer.ListRuns(ctx, agent.RunFilter{})
 	fmt.Println(len(runs), err, tok.Role)

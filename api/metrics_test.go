@@ -20,9 +20,11 @@ import (
 	"github.com/andonhq/andon/catalogue"
 	"github.com/andonhq/andon/mcp"
 	"github.com/andonhq/andon/mcp/mcptest"
+	"github.com/andonhq/andon/metrics"
 	"github.com/andonhq/andon/sqlstore"
 	"github.com/andonhq/andon/sqlstore/pgtest"
 	"github.com/andonhq/andon/sqlstore/storetest"
+	"github.com/andonhq/andon/token"
 )
 
 // metricsFixture is the API in front of a real runtime on a real SQLite
@@ -34,7 +36,7 @@ type metricsFixture struct {
 	*fixture
 	cat     *catalogue.Catalogue
 	beta    *mcptest.Server
-	metrics *api.Metrics
+	metrics *metrics.Metrics
 }
 
 func newMetricsFixture(t *testing.T) *metricsFixture {
@@ -55,7 +57,7 @@ func newMetricsFixture(t *testing.T) *metricsFixture {
 	t.Cleanup(hs.Close)
 
 	logger := slog.New(slog.NewTextHandler(f.logs, nil))
-	f.metrics = api.NewMetrics(logger)
+	f.metrics = metrics.New(logger)
 	no := false
 	f.cat, err = catalogue.New(&catalogue.Config{Servers: []catalogue.Server{
 		{Name: "alpha", Command: []string{"unused: dialled in process"}, RequiresApproval: &no},
@@ -327,7 +329,7 @@ func TestMetricsNeedAViewer(t *testing.T) {
 	f.create(finalScript)
 	status, header, body := f.request("GET", "/metrics", "", "")
 	checkError(t, status, header, body, http.StatusUnauthorized, "unauthenticated")
-	status, _, body = f.request("GET", "/metrics", "Bearer "+f.token("watcher", api.RoleViewer), "")
+	status, _, body = f.request("GET", "/metrics", "Bearer "+f.token("watcher", token.RoleViewer), "")
 	if status != http.StatusOK || !strings.Contains(string(body), `andon_runs{status="queued"} 1`) {
 		t.Errorf("GET /metrics as a viewer: %d\n%s", status, body)
 	}
@@ -403,7 +405,7 @@ func TestMetricsRunsMatchTheStore(t *testing.T) {
 // A server whose import fails is counted, each failure once, by server;
 // one that imports is not.
 func TestMetricsCountImportFailures(t *testing.T) {
-	m := api.NewMetrics(nil)
+	m := metrics.New(nil)
 	up := mcptest.NewServer(nil)
 	t.Cleanup(up.Close)
 	cat, err := catalogue.New(&catalogue.Config{Servers: []catalogue.Server{

@@ -11,6 +11,7 @@ import (
 
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/catalogue"
+	"github.com/andonhq/andon/token"
 )
 
 // Catalogue is what the servers-and-tools routes need of the catalogue of
@@ -98,10 +99,10 @@ func (s *server) toolRoutes(mux *http.ServeMux) {
 	if s.cfg.Catalogue == nil {
 		return
 	}
-	s.route(mux, "GET /v1/servers", RoleViewer, s.listServers)
-	s.route(mux, "GET /v1/tools", RoleViewer, s.listTools)
-	s.route(mux, "POST /v1/servers/{name}/import", RoleAdmin, s.importServer)
-	s.route(mux, "PATCH /v1/tools/{name}", RoleAdmin, s.patchTool)
+	s.route(mux, "GET /v1/servers", token.RoleViewer, s.listServers)
+	s.route(mux, "GET /v1/tools", token.RoleViewer, s.listTools)
+	s.route(mux, "POST /v1/servers/{name}/import", token.RoleAdmin, s.importServer)
+	s.route(mux, "PATCH /v1/tools/{name}", token.RoleAdmin, s.patchTool)
 }
 
 func (s *server) listServers(w http.ResponseWriter, r *http.Request) {

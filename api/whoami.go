@@ -1,6 +1,10 @@
 package api
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/andonhq/andon/token"
+)
 
 // Identity is who a request acts as (GET /v1/whoami): what a console shows,
 // and what it may offer (an operator's Cancel on its own runs only).
@@ -8,7 +12,7 @@ type Identity struct {
 	// Name is the identity: the owner of the runs it starts.
 	Name string `json:"name"`
 	// Role is what it may do.
-	Role Role `json:"role"`
+	Role token.Role `json:"role"`
 	// TokenID is the token's id; empty on a server without tokens.
 	TokenID string `json:"token_id,omitempty"`
 }

@@ -4,15 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"strings"
 )
 
 // MaxNameLen is the longest local tool name: model APIs accept names that
 // match ^[a-zA-Z0-9_-]{1,64}$.
 const MaxNameLen = 64
-
-var localNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // LocalName is the name under which the tool called tool on server is
 // offered to models: "mcp_<server>_<tool>", with every character a model API

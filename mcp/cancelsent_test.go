@@ -86,7 +86,7 @@ func TestOnCancelSentReportsEachCancelOnTheWire(t *testing.T) {
 				t.Fatalf("CallTool = %v, want ErrCancelled", err)
 			}
 			b.assertCancelledOnTheWire(b.toolCallIDs()[1])
-			got, durs := s.wait(t, 1)
+			s.wait(t, 1)
 
 			_, err := b.client.CallTool(context.Background(), "slow", map[string]any{"ms": 30000}, &mcp.CallOptions{Timeout: 50 * time.Millisecond})
 			if !errors.Is(err, mcp.ErrTimeout) {
@@ -94,7 +94,7 @@ func TestOnCancelSentReportsEachCancelOnTheWire(t *testing.T) {
 			}
 			s.wait(t, 2)
 			b.mustCall("echo", map[string]any{"text": "after"})
-			got, durs = s.wait(t, 2)
+			got, durs := s.wait(t, 2)
 
 			want := []string{m.transportName(), m.transportName()}
 			if !slices.Equal(got, want) {

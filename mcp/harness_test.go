@@ -271,16 +271,6 @@ func (b *testBundle) toolCallIDs() []string {
 	return ids
 }
 
-// cancelledIDs returns the requestIds named by the notifications/cancelled
-// the server received, in order.
-func (b *testBundle) cancelledIDs() []string {
-	var ids []string
-	for _, r := range b.received("notifications/cancelled") {
-		ids = append(ids, string(field(b.t, r.Params, "requestId")))
-	}
-	return ids
-}
-
 func isTool(kind, tool string) func(mcptest.Record) bool {
 	return func(r mcptest.Record) bool { return r.Kind == kind && r.Tool == tool }
 }

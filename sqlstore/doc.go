@@ -2,7 +2,7 @@
 // interface the domain packages declare — vault.Backend (secrets),
 // audit.Store (the audit chain), [agent.Store] (runs, their guarded
 // transitions, steps and operators' decisions on tool calls), catalogue.SettingsStore (operators' settings of
-// imported tools) and [api.TokenStore] (API tokens, kept as hashes) — on
+// imported tools) and [token.Store] (API tokens, kept as hashes) — on
 // SQLite ([Open]: one file, modernc.org/sqlite, pure Go, WAL and a busy
 // timeout) or on PostgreSQL ([OpenPostgres]: [PGStore], pgx/v5), with the
 // same behaviour on both.

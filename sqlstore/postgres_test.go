@@ -5,10 +5,10 @@ import (
 	"testing"
 
 	"github.com/andonhq/andon/agent"
-	"github.com/andonhq/andon/api"
 	"github.com/andonhq/andon/sqlstore"
 	"github.com/andonhq/andon/sqlstore/pgtest"
 	"github.com/andonhq/andon/sqlstore/storetest"
+	"github.com/andonhq/andon/token"
 )
 
 // The PostgreSQL tests get their server and a schema each from package
@@ -51,5 +51,5 @@ func TestPostgresRunsConformance(t *testing.T) {
 
 func TestPostgresTokensConformance(t *testing.T) {
 	t.Parallel()
-	storetest.ExerciseTokens(t, func(t *testing.T) api.TokenStore { return openPG(t) })
+	storetest.ExerciseTokens(t, func(t *testing.T) token.Store { return openPG(t) })
 }

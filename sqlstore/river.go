@@ -77,10 +77,11 @@ func newJobs[TTx any](driver riverdriver.Driver[TTx]) (*jobs[TTx], error) {
 func (j *jobs[TTx]) migrateTx(ctx context.Context, tx TTx) error {
 	m, err := rivermigrate.New(j.driver, &rivermigrate.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
-		return fmt.Errorf("River migrations: %w", err)
+		return fmt.Errorf("migrating River's tables: %w", err)
 	}
+	//lint:ignore SA1019 Migrate opens transactions of its own; the store migrates River inside its own (see above), which only MigrateTx can.
 	if _, err := m.MigrateTx(ctx, tx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("River migrations: %w", err)
+		return fmt.Errorf("migrating River's tables: %w", err)
 	}
 	return nil
 }
@@ -90,10 +91,10 @@ func (j *jobs[TTx]) migrateTx(ctx context.Context, tx TTx) error {
 func (j *jobs[TTx]) migrate(ctx context.Context) error {
 	m, err := rivermigrate.New(j.driver, &rivermigrate.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
-		return fmt.Errorf("River migrations: %w", err)
+		return fmt.Errorf("migrating River's tables: %w", err)
 	}
 	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("River migrations: %w", err)
+		return fmt.Errorf("migrating River's tables: %w", err)
 	}
 	return nil
 }

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/andonhq/andon/agent"
-	"github.com/andonhq/andon/api"
 	"github.com/andonhq/andon/audit"
+	"github.com/andonhq/andon/token"
 )
 
 // rows is what a query returns on either backend: *sql.Rows and pgx.Rows
@@ -105,16 +105,16 @@ func scanAuditRow(sc scanner) (audit.Row, error) {
 }
 
 // scanToken reads one row of tokenColumns.
-func scanToken(sc scanner) (*api.Token, error) {
+func scanToken(sc scanner) (*token.Token, error) {
 	var (
-		t                          api.Token
+		t                          token.Token
 		role                       string
 		created, lastUsed, revoked int64
 	)
 	if err := sc.Scan(&t.ID, &t.Name, &role, &t.Hash, &created, &lastUsed, &revoked); err != nil {
 		return nil, err
 	}
-	t.Role = api.Role(role)
+	t.Role = token.Role(role)
 	t.CreatedAt, t.LastUsedAt, t.RevokedAt = fromNanos(created), fromNanos(lastUsed), fromNanos(revoked)
 	return &t, nil
 }

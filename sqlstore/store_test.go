@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/andonhq/andon/api"
 	"github.com/andonhq/andon/sqlstore"
 	"github.com/andonhq/andon/sqlstore/storetest"
+	"github.com/andonhq/andon/token"
 )
 
 func openStore(t *testing.T) *sqlstore.Store {
@@ -69,5 +69,5 @@ func TestOpenTurnsOnWAL(t *testing.T) {
 
 func TestTokensConformance(t *testing.T) {
 	t.Parallel()
-	storetest.ExerciseTokens(t, func(t *testing.T) api.TokenStore { return openStore(t) })
+	storetest.ExerciseTokens(t, func(t *testing.T) token.Store { return openStore(t) })
 }

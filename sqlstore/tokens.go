@@ -7,15 +7,15 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/andonhq/andon/api"
+	"github.com/andonhq/andon/token"
 )
 
-var _ api.TokenStore = (*Store)(nil)
+var _ token.Store = (*Store)(nil)
 
 const tokenColumns = `id, name, role, hash, created_at, last_used_at, revoked_at`
 
-// TokenCreate implements [api.TokenStore].
-func (s *Store) TokenCreate(ctx context.Context, t *api.Token) error {
+// TokenCreate implements [token.Store].
+func (s *Store) TokenCreate(ctx context.Context, t *token.Token) error {
 	if _, err := s.db.ExecContext(ctx, `INSERT INTO api_tokens (`+tokenColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		t.ID, t.Name, string(t.Role), t.Hash, nanos(t.CreatedAt), nanos(t.LastUsedAt), nanos(t.RevokedAt)); err != nil {
 		return fmt.Errorf("sqlstore: storing token %s: %w", t.ID, err)
@@ -23,11 +23,11 @@ func (s *Store) TokenCreate(ctx context.Context, t *api.Token) error {
 	return nil
 }
 
-// TokenByHash implements [api.TokenStore].
-func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*api.Token, error) {
+// TokenByHash implements [token.Store].
+func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*token.Token, error) {
 	t, err := scanToken(s.db.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM api_tokens WHERE hash = ?`, hash))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, api.ErrTokenNotFound
+		return nil, token.ErrNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: reading a token: %w", err)
@@ -35,8 +35,8 @@ func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*api.Token, error
 	return t, nil
 }
 
-// TokenList implements [api.TokenStore].
-func (s *Store) TokenList(ctx context.Context) ([]*api.Token, error) {
+// TokenList implements [token.Store].
+func (s *Store) TokenList(ctx context.Context) ([]*token.Token, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+tokenColumns+` FROM api_tokens ORDER BY created_at, id`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: listing tokens: %w", err)
@@ -45,7 +45,7 @@ func (s *Store) TokenList(ctx context.Context) ([]*api.Token, error) {
 	return collect(rows, "listing tokens", scanToken)
 }
 
-// TokenRevoke implements [api.TokenStore].
+// TokenRevoke implements [token.Store].
 func (s *Store) TokenRevoke(ctx context.Context, id string, at time.Time) error {
 	res, err := s.db.ExecContext(ctx, `UPDATE api_tokens SET revoked_at = CASE WHEN revoked_at = 0 THEN ? ELSE revoked_at END WHERE id = ?`,
 		nanos(at), id)
@@ -53,12 +53,12 @@ func (s *Store) TokenRevoke(ctx context.Context, id string, at time.Time) error 
 		return fmt.Errorf("sqlstore: revoking token %s: %w", id, err)
 	}
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
-		return api.ErrTokenNotFound
+		return token.ErrNotFound
 	}
 	return nil
 }
 
-// TokenTouch implements [api.TokenStore].
+// TokenTouch implements [token.Store].
 func (s *Store) TokenTouch(ctx context.Context, id string, at time.Time) error {
 	if _, err := s.db.ExecContext(ctx, `UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, nanos(at), id); err != nil {
 		return fmt.Errorf("sqlstore: recording the use of token %s: %w", id, err)

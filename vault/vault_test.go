@@ -15,12 +15,11 @@ import (
 )
 
 type testBundle struct {
-	path    string
-	store   *sqlstore.Store
-	key     vault.Key
-	vault   *vault.Vault
-	rawDB   *sql.DB
-	secrets map[string]string
+	path  string
+	store *sqlstore.Store
+	key   vault.Key
+	vault *vault.Vault
+	rawDB *sql.DB
 }
 
 func setup(t *testing.T) *testBundle {

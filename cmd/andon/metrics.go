@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/andonhq/andon/api"
+	"github.com/andonhq/andon/metrics"
 )
 
 // checkMetricsAddr refuses a --metrics-addr that is not on loopback: the
@@ -30,7 +30,7 @@ func checkMetricsAddr(addr string) error {
 
 // serveMetrics serves m on GET /metrics at addr, if addr is set, until
 // stop is called; stop waits for the server to end.
-func serveMetrics(e *env, addr string, m *api.Metrics, logger *slog.Logger) (stop func(), err error) {
+func serveMetrics(e *env, addr string, m *metrics.Metrics, logger *slog.Logger) (stop func(), err error) {
 	if addr == "" {
 		return func() {}, nil
 	}

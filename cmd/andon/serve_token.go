@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/andonhq/andon/api"
 	"github.com/andonhq/andon/audit"
+	"github.com/andonhq/andon/token"
 )
 
 // defaultTokenFile is where `andon serve` writes the first admin token, and
@@ -21,7 +21,7 @@ const defaultTokenFile = "andon.token"
 // started serve can use the API at once. A database with tokens — revoked
 // ones included — is left alone: revoking every token must not bring one
 // back. The token goes only into the file, never to the terminal or a log.
-func bootstrapToken(ctx context.Context, e *env, store api.TokenStore, log *audit.Log, path string) error {
+func bootstrapToken(ctx context.Context, e *env, store token.Store, log *audit.Log, path string) error {
 	tokens, err := store.TokenList(ctx)
 	if err != nil {
 		return fmt.Errorf("reading the API tokens: %w", err)
@@ -29,7 +29,7 @@ func bootstrapToken(ctx context.Context, e *env, store api.TokenStore, log *audi
 	if len(tokens) > 0 {
 		return nil
 	}
-	secret, t, err := api.NewToken("local", api.RoleAdmin, time.Now())
+	secret, t, err := token.New("local", token.RoleAdmin, time.Now())
 	if err != nil {
 		return err
 	}

@@ -10,10 +10,10 @@ import (
 	"strings"
 
 	"github.com/andonhq/andon/agent"
-	"github.com/andonhq/andon/api"
 	"github.com/andonhq/andon/audit"
 	"github.com/andonhq/andon/catalogue"
 	"github.com/andonhq/andon/sqlstore"
+	"github.com/andonhq/andon/token"
 	"github.com/andonhq/andon/vault"
 )
 
@@ -70,7 +70,7 @@ type store interface {
 	audit.Store
 	agent.Store
 	catalogue.SettingsStore
-	api.TokenStore
+	token.Store
 	SchemaVersion(ctx context.Context) (int, error)
 	Queue(sqlstore.QueueOptions) agent.Queue
 	CancelRunJob(ctx context.Context, id string) error

@@ -7,8 +7,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/andonhq/andon/api"
 	"github.com/andonhq/andon/audit"
+	"github.com/andonhq/andon/token"
 )
 
 const tokenAbout = `Manage the API tokens of andon serve. A token acts as its name (the owner
@@ -57,11 +57,11 @@ func runTokenCreate(ctx context.Context, e *env, args []string) int {
 	if *name == "" || *roleFlag == "" {
 		return fs.usageError("--name and --role are required")
 	}
-	role, err := api.ParseRole(*roleFlag)
+	role, err := token.ParseRole(*roleFlag)
 	if err != nil {
 		return fs.usageError("--role %q: want admin, operator or viewer", *roleFlag)
 	}
-	secret, t, err := api.NewToken(*name, role, time.Now())
+	secret, t, err := token.New(*name, role, time.Now())
 	if err != nil {
 		return fs.usageError("--name: %v", err)
 	}
@@ -130,7 +130,7 @@ func runTokenRevoke(ctx context.Context, e *env, args []string) int {
 	}
 	defer s.close()
 	err := s.store.TokenRevoke(ctx, pos[0], time.Now())
-	if errors.Is(err, api.ErrTokenNotFound) {
+	if errors.Is(err, token.ErrNotFound) {
 		e.errorf("token revoke: no token %q (andon token list shows them)", pos[0])
 		return exitFailure
 	}
@@ -144,6 +144,6 @@ func runTokenRevoke(ctx context.Context, e *env, args []string) int {
 }
 
 // describeToken names a token for an audit row: never its secret.
-func describeToken(t *api.Token) string {
+func describeToken(t *token.Token) string {
 	return fmt.Sprintf("token %s (%s, %s)", t.ID, t.Name, t.Role)
 }

@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/andonhq/andon/agent"
-	"github.com/andonhq/andon/api"
 	"github.com/andonhq/andon/audit"
 	"github.com/andonhq/andon/catalogue"
 	"github.com/andonhq/andon/egress"
 	"github.com/andonhq/andon/mcp"
+	"github.com/andonhq/andon/metrics"
 	"github.com/andonhq/andon/sqlstore"
 )
 
@@ -89,7 +89,7 @@ type assembled struct {
 	auditLog *audit.Log
 	cat      *catalogue.Catalogue
 	rt       *agent.Runtime
-	metrics  *api.Metrics // fed by the catalogue, its clients and the watcher
+	metrics  *metrics.Metrics // fed by the catalogue, its clients and the watcher
 }
 
 // assemble opens the store and builds the catalogue and runtime on it. Close
@@ -99,7 +99,7 @@ func assemble(ctx context.Context, e *env, sf *storeFlags, cfg *catalogue.Config
 	if err != nil {
 		return nil, errors.New(sf.explain(err))
 	}
-	a := &assembled{st: st, metrics: api.NewMetrics(logger)}
+	a := &assembled{st: st, metrics: metrics.New(logger)}
 	defer func() {
 		if err != nil {
 			a.close()

@@ -1,6 +1,6 @@
 // Package storetest is the conformance suite that every implementation of
 // andon's store interfaces (vault.Backend, audit.Store, agent.Store,
-// catalogue.SettingsStore, api.TokenStore) must pass. Each store's tests
+// catalogue.SettingsStore, token.Store) must pass. Each store's tests
 // call [Exercise], [ExerciseRuns], [ExerciseToolSettings] and
 // [ExerciseTokens] with a constructor of fresh, empty stores.
 package storetest

@@ -7,17 +7,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/andonhq/andon/api"
+	"github.com/andonhq/andon/token"
 )
 
-// ExerciseTokens runs the suite of api.TokenStore. newStore returns a fresh,
+// ExerciseTokens runs the suite of token.Store. newStore returns a fresh,
 // empty store for one test and arranges its cleanup. Times in the suite are
 // whole milliseconds.
-func ExerciseTokens(t *testing.T, newStore func(t *testing.T) api.TokenStore) {
+func ExerciseTokens(t *testing.T, newStore func(t *testing.T) token.Store) {
 	t.Helper()
 	tests := []struct {
 		name string
-		fn   func(t *testing.T, s api.TokenStore)
+		fn   func(t *testing.T, s token.Store)
 	}{
 		{"ATokenIsFoundByItsHashWithEveryField", testTokenRoundTrip},
 		{"AnUnknownHashIsNotFound", testTokenUnknownHash},
@@ -38,12 +38,12 @@ func ExerciseTokens(t *testing.T, newStore func(t *testing.T) api.TokenStore) {
 
 var tokenEpoch = time.UnixMilli(1_800_000_000_000).UTC()
 
-func token(id, name string, role api.Role, created time.Time) *api.Token {
+func makeToken(id, name string, role token.Role, created time.Time) *token.Token {
 	sum := sha256.Sum256([]byte("secret of " + id))
-	return &api.Token{ID: id, Name: name, Role: role, Hash: sum[:], CreatedAt: created}
+	return &token.Token{ID: id, Name: name, Role: role, Hash: sum[:], CreatedAt: created}
 }
 
-func checkToken(t *testing.T, got, want *api.Token) {
+func checkToken(t *testing.T, got, want *token.Token) {
 	t.Helper()
 	if got.ID != want.ID || got.Name != want.Name || got.Role != want.Role || !bytes.Equal(got.Hash, want.Hash) ||
 		!got.CreatedAt.Equal(want.CreatedAt) || !got.LastUsedAt.Equal(want.LastUsedAt) || !got.RevokedAt.Equal(want.RevokedAt) {
@@ -51,14 +51,14 @@ func checkToken(t *testing.T, got, want *api.Token) {
 	}
 }
 
-func testTokenRoundTrip(t *testing.T, s api.TokenStore) {
+func testTokenRoundTrip(t *testing.T, s token.Store) {
 	ctx := t.Context()
-	want := token("tok_1", "alice", api.RoleOperator, tokenEpoch)
+	want := makeToken("tok_1", "alice", token.RoleOperator, tokenEpoch)
 	want.LastUsedAt = tokenEpoch.Add(time.Second)
 	if err := s.TokenCreate(ctx, want); err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []*api.Token{token("tok_2", "bob", api.RoleViewer, tokenEpoch), token("tok_3", "root", api.RoleAdmin, tokenEpoch)} {
+	for _, w := range []*token.Token{makeToken("tok_2", "bob", token.RoleViewer, tokenEpoch), makeToken("tok_3", "root", token.RoleAdmin, tokenEpoch)} {
 		if err := s.TokenCreate(ctx, w); err != nil {
 			t.Fatal(err)
 		}
@@ -73,28 +73,28 @@ func testTokenRoundTrip(t *testing.T, s api.TokenStore) {
 	}
 }
 
-func testTokenUnknownHash(t *testing.T, s api.TokenStore) {
-	if err := s.TokenCreate(t.Context(), token("tok_1", "alice", api.RoleAdmin, tokenEpoch)); err != nil {
+func testTokenUnknownHash(t *testing.T, s token.Store) {
+	if err := s.TokenCreate(t.Context(), makeToken("tok_1", "alice", token.RoleAdmin, tokenEpoch)); err != nil {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256([]byte("another secret"))
-	if _, err := s.TokenByHash(t.Context(), sum[:]); !errors.Is(err, api.ErrTokenNotFound) {
-		t.Fatalf("TokenByHash(unknown) = %v, want api.ErrTokenNotFound", err)
+	if _, err := s.TokenByHash(t.Context(), sum[:]); !errors.Is(err, token.ErrNotFound) {
+		t.Fatalf("TokenByHash(unknown) = %v, want token.ErrNotFound", err)
 	}
 }
 
-func testTokenUnique(t *testing.T, s api.TokenStore) {
+func testTokenUnique(t *testing.T, s token.Store) {
 	ctx := t.Context()
-	first := token("tok_1", "alice", api.RoleAdmin, tokenEpoch)
+	first := makeToken("tok_1", "alice", token.RoleAdmin, tokenEpoch)
 	if err := s.TokenCreate(ctx, first); err != nil {
 		t.Fatal(err)
 	}
-	sameID := token("tok_1", "bob", api.RoleViewer, tokenEpoch)
+	sameID := makeToken("tok_1", "bob", token.RoleViewer, tokenEpoch)
 	sameID.Hash = bytes.Repeat([]byte{1}, 32)
 	if err := s.TokenCreate(ctx, sameID); err == nil {
 		t.Error("a second token with the same id was stored")
 	}
-	sameHash := token("tok_2", "bob", api.RoleViewer, tokenEpoch)
+	sameHash := makeToken("tok_2", "bob", token.RoleViewer, tokenEpoch)
 	sameHash.Hash = first.Hash
 	if err := s.TokenCreate(ctx, sameHash); err == nil {
 		t.Error("a second token with the same hash was stored")
@@ -109,22 +109,22 @@ func testTokenUnique(t *testing.T, s api.TokenStore) {
 	checkToken(t, list[0], first)
 }
 
-func testTokenBadRole(t *testing.T, s api.TokenStore) {
-	if err := s.TokenCreate(t.Context(), token("tok_1", "alice", "superuser", tokenEpoch)); err == nil {
+func testTokenBadRole(t *testing.T, s token.Store) {
+	if err := s.TokenCreate(t.Context(), makeToken("tok_1", "alice", "superuser", tokenEpoch)); err == nil {
 		t.Fatal("a token with role superuser was stored")
 	}
 }
 
-func testTokenList(t *testing.T, s api.TokenStore) {
+func testTokenList(t *testing.T, s token.Store) {
 	ctx := t.Context()
 	if list, err := s.TokenList(ctx); err != nil || len(list) != 0 {
 		t.Fatalf("TokenList of an empty store = %v, %v; want none", list, err)
 	}
 	// Created out of order; listed by creation time.
-	want := []*api.Token{
-		token("tok_a", "alice", api.RoleAdmin, tokenEpoch),
-		token("tok_c", "carol", api.RoleViewer, tokenEpoch.Add(time.Millisecond)),
-		token("tok_b", "bob", api.RoleOperator, tokenEpoch.Add(2*time.Millisecond)),
+	want := []*token.Token{
+		makeToken("tok_a", "alice", token.RoleAdmin, tokenEpoch),
+		makeToken("tok_c", "carol", token.RoleViewer, tokenEpoch.Add(time.Millisecond)),
+		makeToken("tok_b", "bob", token.RoleOperator, tokenEpoch.Add(2*time.Millisecond)),
 	}
 	for _, i := range []int{2, 0, 1} {
 		if err := s.TokenCreate(ctx, want[i]); err != nil {
@@ -147,9 +147,9 @@ func testTokenList(t *testing.T, s api.TokenStore) {
 	}
 }
 
-func testTokenRevoke(t *testing.T, s api.TokenStore) {
+func testTokenRevoke(t *testing.T, s token.Store) {
 	ctx := t.Context()
-	tok := token("tok_1", "alice", api.RoleOperator, tokenEpoch)
+	tok := makeToken("tok_1", "alice", token.RoleOperator, tokenEpoch)
 	if err := s.TokenCreate(ctx, tok); err != nil {
 		t.Fatal(err)
 	}
@@ -169,17 +169,17 @@ func testTokenRevoke(t *testing.T, s api.TokenStore) {
 	}
 }
 
-func testTokenRevokeUnknown(t *testing.T, s api.TokenStore) {
-	if err := s.TokenRevoke(t.Context(), "tok_nope", tokenEpoch); !errors.Is(err, api.ErrTokenNotFound) {
-		t.Fatalf("TokenRevoke(unknown) = %v, want api.ErrTokenNotFound", err)
+func testTokenRevokeUnknown(t *testing.T, s token.Store) {
+	if err := s.TokenRevoke(t.Context(), "tok_nope", tokenEpoch); !errors.Is(err, token.ErrNotFound) {
+		t.Fatalf("TokenRevoke(unknown) = %v, want token.ErrNotFound", err)
 	}
 }
 
-func testTokenTouch(t *testing.T, s api.TokenStore) {
+func testTokenTouch(t *testing.T, s token.Store) {
 	ctx := t.Context()
-	tok := token("tok_1", "alice", api.RoleViewer, tokenEpoch)
-	other := token("tok_2", "bob", api.RoleViewer, tokenEpoch)
-	for _, x := range []*api.Token{tok, other} {
+	tok := makeToken("tok_1", "alice", token.RoleViewer, tokenEpoch)
+	other := makeToken("tok_2", "bob", token.RoleViewer, tokenEpoch)
+	for _, x := range []*token.Token{tok, other} {
 		if err := s.TokenCreate(ctx, x); err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package api_test
+package metrics_test
 
 import (
 	"context"
@@ -7,17 +7,17 @@ import (
 	"time"
 
 	"github.com/andonhq/andon/agent"
-	"github.com/andonhq/andon/api"
 	"github.com/andonhq/andon/catalogue"
 	"github.com/andonhq/andon/mcp"
 	"github.com/andonhq/andon/mcp/mcptest"
+	"github.com/andonhq/andon/metrics"
 )
 
 // BenchmarkMetricsHooks measures what the metrics hooks cost a tool call
 // through the catalogue to an mcptest server over an in-process pipe (the
 // stdio transport, without a process boundary, so the hooks' share is at
 // its largest): "bare" has no hooks, "metrics" has OnCall and OnCancelSent
-// feeding an api.Metrics. roundtrip is an echo call from Call to its
+// feeding a metrics.Metrics. roundtrip is an echo call from Call to its
 // return; cancel is a slow call cancelled once the server runs it, timed
 // from cancel() to Call's return (waiting for the server is not timed).
 func BenchmarkMetricsHooks(b *testing.B) {
@@ -33,7 +33,7 @@ func BenchmarkMetricsHooks(b *testing.B) {
 				Dial: func(context.Context, catalogue.Server) (mcp.Transport, error) { return srv.Transport(), nil },
 			}
 			if hooked {
-				m := api.NewMetrics(nil)
+				m := metrics.New(nil)
 				opts.OnCall = m.ToolCall
 				opts.Client = &mcp.ClientOptions{OnCancelSent: m.CancelSent}
 			}
@@ -96,7 +96,7 @@ func BenchmarkMetricsHooks(b *testing.B) {
 // BenchmarkMetricsHookCost measures the hooks alone: what each call and
 // each cancellation pays on top of the work they observe.
 func BenchmarkMetricsHookCost(b *testing.B) {
-	m := api.NewMetrics(nil)
+	m := metrics.New(nil)
 	b.Run("ToolCall", func(b *testing.B) {
 		r := catalogue.CallReport{Server: "s", Tool: "mcp_s_echo", Outcome: agent.OutcomeOK, Took: 3 * time.Millisecond}
 		b.ReportAllocs()

@@ -1,4 +1,4 @@
-package api_test
+package metrics_test
 
 import (
 	"bufio"
@@ -8,16 +8,16 @@ import (
 	"time"
 
 	"github.com/andonhq/andon/agent"
-	"github.com/andonhq/andon/api"
 	"github.com/andonhq/andon/catalogue"
 	"github.com/andonhq/andon/mcp"
+	"github.com/andonhq/andon/metrics"
 )
 
 // A process's metrics are fed by hooks — here called by hand; in andon,
 // catalogue.Options.OnCall is m.ToolCall and mcp.ClientOptions.OnCancelSent
 // is m.CancelSent — and scraped in the Prometheus text format.
 func ExampleMetrics() {
-	m := api.NewMetrics(nil)
+	m := metrics.New(nil)
 
 	m.ToolCall(catalogue.CallReport{Server: "tickets", Tool: "mcp_tickets_create", Outcome: agent.OutcomeOK, Took: 40 * time.Millisecond})
 	m.ToolCall(catalogue.CallReport{Server: "tickets", Tool: "mcp_tickets_create", Outcome: agent.OutcomeCancelled, Took: 2 * time.Second})
