@@ -26,6 +26,8 @@ type apiFlags struct {
 	addr  string
 	token string
 	json  bool
+
+	fs *flagSet // for reporting a bad --api
 }
 
 // envToken names the environment variable holding the API token, for the
@@ -33,8 +35,8 @@ type apiFlags struct {
 const envToken = "ANDON_TOKEN"
 
 func addAPIFlags(fs *flagSet) *apiFlags {
-	f := &apiFlags{}
-	fs.StringVar(&f.addr, "api", defaultAPI, "the `address` of the running andon serve")
+	f := &apiFlags{fs: fs}
+	fs.StringVar(&f.addr, "api", "", "the `address` of the running andon serve: host:port, or its URL as serve prints it (http://127.0.0.1:7711); default: "+envAPI+" if set, else "+defaultAPI)
 	fs.StringVar(&f.token, "token", "", "the API `token`; default: "+envToken+" if set, else the file "+defaultTokenFile+
 		" in the current directory (what andon serve writes on first start). Prefer those: a command line is visible to every user of the machine")
 	fs.BoolVar(&f.json, "json", false, "print JSON")
@@ -58,15 +60,29 @@ func (f *apiFlags) apiToken() string {
 	return strings.TrimSpace(string(data))
 }
 
-// client returns an API client, or an error saying that no server is up.
-func (f *apiFlags) client(ctx context.Context) (*api.Client, error) {
-	c := &api.Client{BaseURL: "http://" + f.addr, HTTP: &http.Client{Timeout: 30 * time.Second}, Token: f.apiToken()}
+// client returns an API client of the serve at --api, else ANDON_API,
+// else the default address; or, having said what is wrong (a bad address:
+// a usage error; no serve answering: a transport failure), an exit code.
+func (f *apiFlags) client(ctx context.Context, e *env) (*api.Client, int, bool) {
+	addr, from := f.addr, "--api"
+	if addr == "" {
+		addr, from = os.Getenv(envAPI), envAPI
+	}
+	if addr == "" {
+		addr = defaultAPI
+	}
+	base, err := apiBaseURL(addr)
+	if err != nil {
+		return nil, f.fs.usageError("%s: %v", from, err), false
+	}
+	c := &api.Client{BaseURL: base, HTTP: &http.Client{Timeout: 30 * time.Second}, Token: f.apiToken()}
 	probe, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	if err := c.Health(probe); err != nil {
-		return nil, fmt.Errorf("no andon serve answers on %s (start one with: andon serve)", f.addr)
+		e.errorf("no andon serve answers on %s (start one with: andon serve)", addr)
+		return nil, exitTransport, false
 	}
-	return c, nil
+	return c, 0, true
 }
 
 // apiError turns an API failure into a message and an exit code.
@@ -114,10 +130,9 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		e.errorf("%v", err)
 		return exitFailure
 	}
-	c, err := af.client(ctx)
-	if err != nil {
-		e.errorf("%v", err)
-		return exitTransport
+	c, code, ok := af.client(ctx, e)
+	if !ok {
+		return code
 	}
 	run, err := c.CreateRun(ctx, &agent.Request{Prompt: *prompt, Model: "script", Script: raw})
 	if err != nil {
@@ -227,10 +242,9 @@ func runRuns(ctx context.Context, e *env, args []string) int {
 	if _, code, ok := fs.parse(args); !ok {
 		return code
 	}
-	c, err := af.client(ctx)
-	if err != nil {
-		e.errorf("%v", err)
-		return exitTransport
+	c, code, ok := af.client(ctx, e)
+	if !ok {
+		return code
 	}
 	runs, err := c.ListRuns(ctx, agent.RunFilter{Status: agent.Status(*status), Limit: *limit})
 	if err != nil {
@@ -258,10 +272,9 @@ func runShow(ctx context.Context, e *env, args []string) int {
 	if len(pos) != 1 {
 		return fs.usageError("want one run id")
 	}
-	c, err := af.client(ctx)
-	if err != nil {
-		e.errorf("%v", err)
-		return exitTransport
+	c, code, ok := af.client(ctx, e)
+	if !ok {
+		return code
 	}
 	d, err := c.GetRun(ctx, pos[0])
 	if err != nil {
@@ -372,10 +385,9 @@ func decideCommand(ctx context.Context, e *env, args []string, verb, about strin
 	if len(pos) != 1 {
 		return fs.usageError("want one run id")
 	}
-	c, err := af.client(ctx)
-	if err != nil {
-		e.errorf("%v", err)
-		return exitTransport
+	c, code, ok := af.client(ctx, e)
+	if !ok {
+		return code
 	}
 	var run *api.Run
 	took := ""

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// runAndonEnv runs the andon binary in dir with extra environment
+// variables ("K=V") and waits for it.
+func runAndonEnv(t *testing.T, dir string, env []string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*patience)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, andonBin, args...)
+	cmd.Dir = dir
+	// ANDON_API from the environment of the test would change what the
+	// commands reach: each test says what it wants.
+	cmd.Env = append(withoutEnv(os.Environ(), envAPI), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return result{code: exitCode(t, err), stdout: stdout.String(), stderr: stderr.String()}
+}
+
+func withoutEnv(environ []string, name string) []string {
+	var out []string
+	for _, kv := range environ {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// TestServeOnBusyPortNamesAddr: with its port taken, serve fails saying
+// so and naming --addr and ANDON_API, before it writes anything (no demo
+// config, key, database or token in the directory).
+func TestServeOnBusyPortNamesAddr(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	dir := t.TempDir()
+	r := runAndonIn(t, dir, "serve", "--addr", ln.Addr().String())
+	r.check(t, exitFailure)
+	for _, want := range []string{"andon: cannot serve on " + ln.Addr().String() + ": address already in use", "--addr 127.0.0.1:7711", "ANDON_API=http://127.0.0.1:7711"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, r.stderr)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("serve on a busy port left files behind: %v", names)
+	}
+}
+
+// TestAPIAddressForms: the commands reach serve at --api given as
+// host:port or as the URL serve prints (with or without a trailing slash),
+// or at ANDON_API when --api is not given; --api wins over ANDON_API.
+func TestAPIAddressForms(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := startServe(t, dir, testConfig(recordFile(t), false))
+	dead := freeAddr(t)
+	echo := writeScript(t, dir, "echo.yaml", echoScriptYAML)
+	for _, c := range []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{"host:port", nil, []string{"--api", p.addr}},
+		{"URL as serve prints it", nil, []string{"--api", "http://" + p.addr}},
+		{"URL with a slash", nil, []string{"--api", "http://" + p.addr + "/"}},
+		// A POST, which a redirect of "//v1/runs" would turn into a GET.
+		{"URL with a slash, run", nil, []string{"run", "--script", echo, "--api", "http://" + p.addr + "/"}},
+		{"ANDON_API URL", []string{envAPI + "=http://" + p.addr}, nil},
+		{"ANDON_API host:port", []string{envAPI + "=" + p.addr}, nil},
+		{"--api over ANDON_API", []string{envAPI + "=http://" + dead}, []string{"--api", "http://" + p.addr}},
+	} {
+		args := c.args
+		if len(args) == 0 || args[0] != "run" {
+			args = append([]string{"runs"}, args...)
+		}
+		r := runAndonEnv(t, dir, c.env, args...)
+		if r.code != exitOK || !strings.HasPrefix(r.stdout, "RUN ") && !strings.HasPrefix(r.stdout, "run_") {
+			t.Errorf("%s: exit %d\nstdout: %s\nstderr: %s", c.name, r.code, r.stdout, r.stderr)
+		}
+	}
+	// ANDON_API naming nothing: the error names that address, not the
+	// default one.
+	r := runAndonEnv(t, dir, []string{envAPI + "=http://" + dead}, "runs")
+	r.check(t, exitTransport)
+	if !strings.Contains(r.stderr, "no andon serve answers on http://"+dead) {
+		t.Errorf("stderr %q does not name ANDON_API's address", r.stderr)
+	}
+	p.stop()
+}
+
+// TestAPIAddressRefused: an --api or ANDON_API that is no address is a
+// usage error naming the flag or variable, and a token put in it as
+// userinfo is never printed.
+func TestAPIAddressRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, c := range []struct {
+		env      []string
+		args     []string
+		wantFrom string
+	}{
+		{nil, []string{"--api", "ftp://127.0.0.1:7700"}, "--api"},
+		{nil, []string{"--api", "127.0.0.1"}, "--api"},
+		{nil, []string{"--api", "http://127.0.0.1:7700/?x=1"}, "--api"},
+		{nil, []string{"--api", "http://andon_secret123@127.0.0.1:7700"}, "--api"},
+		{nil, []string{"--api", "andon_secret123@127.0.0.1:7700"}, "--api"},
+		{[]string{envAPI + "=http://"}, nil, envAPI},
+	} {
+		r := runAndonEnv(t, dir, c.env, append([]string{"runs"}, c.args...)...)
+		r.check(t, exitUsage)
+		if !strings.HasPrefix(r.stderr, "andon: runs: "+c.wantFrom+": ") {
+			t.Errorf("%v %v: stderr %q, want it to name %s", c.env, c.args, r.stderr, c.wantFrom)
+		}
+		if strings.Contains(r.stderr, "secret123") {
+			t.Errorf("%v: the userinfo was printed: %q", c.args, r.stderr)
+		}
+	}
+}
