@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/andonhq/andon/mcp"
 )
 
 // runAndonEnv runs the andon binary in dir with extra environment
@@ -131,6 +133,59 @@ func TestAPIAddressRefused(t *testing.T) {
 		}
 		if strings.Contains(r.stderr, "secret123") {
 			t.Errorf("%v: the userinfo was printed: %q", c.args, r.stderr)
+		}
+	}
+}
+
+// TestMCPTestServeHelp: andon mcptest serve -h answers in the help style of
+// every andon command, and a bad flag points at it, without the flag
+// package's bare "Usage of mcptest:".
+func TestMCPTestServeHelp(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"mcptest", "serve", "-h"}, {"mcptest", "serve", "-http", "127.0.0.1:0", "--help"}, {"mcptest", "-h"}} {
+		r := runAndon(t, args...)
+		r.check(t, exitOK)
+		if !strings.HasPrefix(r.stdout, "usage: andon mcptest serve ") || !strings.Contains(r.stdout, "-generations LIST") || strings.Contains(r.stdout+r.stderr, "Usage of") {
+			t.Errorf("andon %v: stdout %q stderr %q", args, r.stdout, r.stderr)
+		}
+	}
+	r := runAndon(t, "mcptest", "serve", "-nope")
+	r.check(t, exitUsage)
+	if !strings.Contains(r.stderr, "-nope") || !strings.Contains(r.stderr, "Run 'andon mcptest serve -h' for help.") || strings.Contains(r.stderr, "Usage of") {
+		t.Errorf("a bad flag: stderr %q", r.stderr)
+	}
+}
+
+// TestHTTPPinnedProtocolPinsGeneration: over HTTP, --protocol pins the
+// transport generation with the revision; a server without that generation
+// refuses the connection, and the error says which generation the pin
+// needed. mcptest's default (stateless,sessions) refuses 2024-11-05, and
+// serves it with sse added.
+func TestHTTPPinnedProtocolPinsGeneration(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		generations []string
+		pin         string
+		want        string // in stderr; "" means the call succeeds
+	}{
+		{nil, mcp.Version20241105, "--protocol 2024-11-05 speaks HTTP+SSE (a GET event stream) over HTTP"},
+		{[]string{genStateless, genSessions, genSSE}, mcp.Version20241105, ""},
+		{[]string{genStateless}, mcp.Version20250618, "--protocol 2025-06-18 speaks Streamable HTTP with sessions over HTTP"},
+		{[]string{genSessions}, mcp.Version20250618, ""},
+		{[]string{genSessions}, mcp.Version20260728, "--protocol 2026-07-28 speaks stateless Streamable HTTP over HTTP"},
+		{[]string{genStateless}, mcp.Version20260728, ""},
+	}
+	for _, c := range cases {
+		url := serveHTTP(t, recordFile(t), c.generations...)
+		r := runAndon(t, "call", "--url", url, "--protocol", c.pin, "echo", `{"text":"pinned"}`)
+		if c.want == "" {
+			if r.code != exitOK || r.stdout != "pinned\n" {
+				t.Errorf("%v, pinned %s: exit %d, stdout %q, stderr %q", c.generations, c.pin, r.code, r.stdout, r.stderr)
+			}
+			continue
+		}
+		if r.code != exitTransport || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v, pinned %s: exit %d, stderr %q, want exit 3 and %q", c.generations, c.pin, r.code, r.stderr, c.want)
 		}
 	}
 }
