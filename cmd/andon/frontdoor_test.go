@@ -189,3 +189,37 @@ func TestHTTPPinnedProtocolPinsGeneration(t *testing.T) {
 		}
 	}
 }
+
+// TestRunWaitSaysACallFailed: a script that names a tool no server offers
+// gets a failed step, which the model is told of; the script plays on and
+// the run completes, and run --wait says on stderr that it did not do all
+// it was asked, naming the step and the tool.
+func TestRunWaitSaysACallFailed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := startServe(t, dir, testConfig(recordFile(t), false))
+	typo := writeScript(t, dir, "typo.yaml", `steps:
+  - tool_calls:
+      - name: mcp_e2e_ehco
+        arguments: {text: hi}
+  - text: Echoed.
+`)
+	r := p.andon("run", "--wait", "--script", typo)
+	r.check(t, exitOK)
+	for _, want := range []string{`2 tool mcp_e2e_ehco → failed`, `There is no tool called "mcp_e2e_ehco"`, ": completed (completed)"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout does not say %q:\n%s", want, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stderr, "completed, but 1 of its 1 tool calls failed (step 2 mcp_e2e_ehco)") {
+		t.Errorf("stderr does not say the call failed:\n%s", r.stderr)
+	}
+
+	echo := writeScript(t, dir, "echo.yaml", echoScriptYAML)
+	r = p.andon("run", "--wait", "--script", echo)
+	r.check(t, exitOK)
+	if strings.Contains(r.stderr, "failed") {
+		t.Errorf("a run whose calls all succeeded: stderr %q", r.stderr)
+	}
+	p.stop()
+}

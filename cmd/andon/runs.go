@@ -169,6 +169,7 @@ func follow(ctx context.Context, e *env, c *api.Client, id string, asJSON bool) 
 				printJSON(e, d)
 			} else {
 				fmt.Fprintf(e.stdout, "%s: %s%s\n", d.Run.ID, d.Run.Status, suffix(d.Run.Reason))
+				warnFailedCalls(e, d)
 			}
 			switch agent.Status(d.Run.Status) {
 			case agent.StatusCompleted, agent.StatusWaitingForApproval:
@@ -189,6 +190,31 @@ func follow(ctx context.Context, e *env, c *api.Client, id string, asJSON bool) 
 			fmt.Fprintf(e.stderr, "andon: cancelled run %s (%.1f ms)\n", id, res.TookMS)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// warnFailedCalls says on stderr that a completed run did not do all it
+// was asked: a tool call that failed (a tool no server offers, a server
+// that is down, a tool's error) is told to the model, which may go on to
+// an answer, so "completed" alone would hide it.
+func warnFailedCalls(e *env, d *api.RunDetail) {
+	if d.Run.Status != string(agent.StatusCompleted) {
+		return
+	}
+	var failed []string
+	calls := 0
+	for _, st := range d.Steps {
+		if st.Kind != string(agent.StepTool) {
+			continue
+		}
+		calls++
+		if st.Outcome == string(agent.OutcomeFailed) {
+			failed = append(failed, fmt.Sprintf("step %d %s", st.Seq, st.Tool))
+		}
+	}
+	if len(failed) > 0 {
+		e.errorf("run %s completed, but %d of its %d tool calls failed (%s); the model was told, and went on",
+			d.Run.ID, len(failed), calls, strings.Join(failed, ", "))
 	}
 }
 
