@@ -15,11 +15,12 @@ import (
 const envAPI = "ANDON_API"
 
 // apiBaseURL turns an --api value into the API's base URL. It takes what
-// serve prints (http://127.0.0.1:7711, a trailing slash allowed) or a bare
-// host:port, as serve's --addr takes it.
+// serve prints (http://127.0.0.1:7711, a trailing slash allowed; a URL
+// without a port has its scheme's) or a bare host:port, as serve's --addr
+// takes it.
 func apiBaseURL(addr string) (string, error) {
-	raw := addr
-	if !strings.Contains(addr, "://") {
+	raw, bare := addr, !strings.Contains(addr, "://")
+	if bare {
 		raw = "http://" + addr
 	}
 	u, err := url.Parse(raw)
@@ -34,7 +35,9 @@ func apiBaseURL(addr string) (string, error) {
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return "", fmt.Errorf("%q: scheme %q is not http or https", addr, u.Scheme)
 	}
-	if _, _, err := net.SplitHostPort(u.Host); err != nil || u.Hostname() == "" {
+	// A URL may leave its port to its scheme (a TLS proxy on 443); a bare
+	// address must say it, as serve's --addr does.
+	if _, _, err := net.SplitHostPort(u.Host); bare && err != nil || u.Hostname() == "" {
 		return "", fmt.Errorf("%q: want host:port, or a URL such as http://%s, as andon serve prints it", addr, defaultAPI)
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
