@@ -30,6 +30,23 @@ type Tool struct {
 	OutputSchema json.RawMessage  `json:"outputSchema,omitempty"`
 	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
 	Meta         json.RawMessage  `json:"_meta,omitempty"`
+
+	// Raw is the Tool object as the server sent it, with the fields this
+	// type does not model (execution.taskSupport, icons, …). Nil for a
+	// Tool that was not decoded from JSON.
+	Raw json.RawMessage `json:"-"`
+}
+
+// UnmarshalJSON decodes a Tool and keeps the object as sent in Raw.
+func (t *Tool) UnmarshalJSON(data []byte) error {
+	type plain Tool // without this method
+	var p plain
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	*t = Tool(p)
+	t.Raw = slices.Clone(json.RawMessage(data)) // data is the decoder's
+	return nil
 }
 
 // ToolAnnotations are a server's hints about a tool's behaviour. They are

@@ -16,8 +16,11 @@ by default, the whole CallToolResult as JSON with --json. ARGS is the tool's
 arguments as one JSON object, e.g. '{"text":"hi"}'; without it none are sent.
 
 The server is reached over stdio (--stdio runs it) or over HTTP (--url names
-its endpoint; the HTTP generation is negotiated, --protocol pins it, and
---header adds static headers such as Authorization to every request).
+its endpoint; the HTTP generation is negotiated, and --header adds static
+headers such as Authorization to every request). --protocol pins the
+revision, and over HTTP with it the generation: 2024-11-05 speaks HTTP+SSE,
+2025-03-26 to 2025-11-25 Streamable HTTP with sessions, 2026-07-28
+stateless Streamable HTTP; a server that lacks it refuses the connection.
 
 Stop means stop: Ctrl-C (SIGINT) or SIGTERM cancels the call, the server is
 told as its transport and revision require (notifications/cancelled, or on

@@ -144,7 +144,8 @@ func addServerFlags(fs *flagSet) *serverFlags {
 	fs.StringVar(&f.stdio, "stdio", "", "run the MCP server `COMMAND` (\"prog arg…\", split with shell-like quoting, no shell) and speak to it over stdio")
 	fs.StringVar(&f.url, "url", "", "speak to the MCP server at the http or https endpoint `URL` (any HTTP generation, negotiated)")
 	fs.Var(&f.headers, "header", "send the header `'Name: value'` with every HTTP request (repeatable; values are never printed)")
-	fs.StringVar(&f.protocol, "protocol", "", "pin the protocol `revision` (one of "+strings.Join(mcp.SupportedVersions(), ", ")+"); default: negotiate")
+	fs.StringVar(&f.protocol, "protocol", "", "pin the protocol `revision` (one of "+strings.Join(mcp.SupportedVersions(), ", ")+"); default: negotiate. "+
+		"Over HTTP the revision decides the transport: "+httpGenerations)
 	fs.DurationVar(&f.timeout, "timeout", mcp.DefaultRequestTimeout, "give up after `duration`: the budget of the whole command — starting or reaching the server, every leg of the handshake, the request — after which the request is cancelled on the wire and andon exits 124; 0 means no limit on the request (connecting is still bounded, by "+mcp.DefaultConnectTimeout.String()+")")
 	fs.BoolVar(&f.verbose, "v", false, "log debug detail (and a --stdio server's stderr) to stderr")
 	return f
@@ -225,10 +226,31 @@ func (f *serverFlags) connect(ctx context.Context, e *env, logOut io.Writer) (*s
 			// which is hidden by default.
 			hint = " (-v shows the server's stderr)"
 		}
+		if f.protocol != "" && !f.target.local && !errors.Is(err, mcp.ErrTimeout) && !interrupted(ctx, err) {
+			// A server that lacks the pinned revision's HTTP generation
+			// refuses it with a bare status (405 to the GET of HTTP+SSE).
+			hint = fmt.Sprintf(" (--protocol %s speaks %s over HTTP; does the server offer it?)", f.protocol, httpGeneration(f.protocol))
+		}
 		e.errorf("connecting to %s: %v%s", f.target.name, err, hint)
 		return nil, requestFailure(ctx, err), false
 	}
 	return &session{client: c, logger: logger}, 0, true
+}
+
+// httpGenerations says which HTTP transport each revision speaks: a pinned
+// revision pins it too.
+const httpGenerations = "2024-11-05 is HTTP+SSE (a GET event stream), 2025-03-26 to 2025-11-25 Streamable HTTP with sessions, 2026-07-28 stateless Streamable HTTP"
+
+// httpGeneration is the HTTP transport of the revision rev.
+func httpGeneration(rev string) string {
+	switch rev {
+	case mcp.Version20241105:
+		return "HTTP+SSE (a GET event stream)"
+	case mcp.Version20260728:
+		return "stateless Streamable HTTP"
+	default:
+		return "Streamable HTTP with sessions"
+	}
 }
 
 // session is a connected client and what a command needs around it.

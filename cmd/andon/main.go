@@ -3,8 +3,9 @@
 // by its caller, by a deadline, or by an operator — and the server is told,
 // within a bounded time, without retrying a half-sent write.
 //
-// andon serve runs the agent runtime and its JSON API on 127.0.0.1:7700;
-// run, runs, show, cancel, approve and deny talk to it. andon worker runs
+// andon serve runs the agent runtime and its JSON API on 127.0.0.1:7700
+// (--addr picks another); run, runs, show, cancel, approve and deny talk
+// to it, at --api, else ANDON_API, else that default. andon worker runs
 // more of the runtime, without the API, on the same database (with --db
 // postgres://…, on other machines too). It also talks to MCP servers
 // directly, over stdio and over HTTP:

@@ -28,6 +28,9 @@ var andonBin string
 const patience = 10 * time.Second
 
 func TestMain(m *testing.M) {
+	if os.Getenv(envRawToolServer) != "" {
+		os.Exit(rawToolServer(os.Stdin, os.Stdout))
+	}
 	dir, err := os.MkdirTemp("", "andon-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -33,8 +33,16 @@ Flags:
                     on stdout as the first line
   -generations LIST comma-separated HTTP generations to serve: stateless
                     (2026-07-28), sessions (2025-03-26 to 2025-11-25), sse
-                    (HTTP+SSE, 2024-11-05); default: stateless,sessions
+                    (HTTP+SSE, 2024-11-05); default: stateless,sessions, so
+                    a client pinned to 2024-11-05 (--protocol 2024-11-05) is
+                    refused its GET with 405 unless sse is in the list
   -json-response    answer HTTP requests with JSON, not event streams
+  -invalid-tool     also offer bad_header, a tool with an invalid x-mcp-header
+  -stall LIST       comma-separated methods to record and never answer
+                    (initialize; over HTTP also notifications/initialized,
+                    DELETE)
+  -fault FAULT      misbehave on every HTTP POST: silent,
+                    headers-then-silence, keep-alive, trickle
 `
 
 // runMCPTest is "andon mcptest serve": the test server as a stdio program
@@ -53,8 +61,23 @@ func runMCPTest(ctx context.Context, e *env, args []string) int {
 		fmt.Fprint(e.stderr, mcptestUsage)
 		return exitUsage
 	}
+	// -h is answered here, in the help style of every andon command;
+	// mcptest.Main would print the flag package's bare defaults.
+	for _, arg := range args[1:] {
+		if arg == "--" {
+			break
+		}
+		if isHelp(arg) {
+			fmt.Fprint(e.stdout, mcptestUsage)
+			return exitOK
+		}
+	}
 	// mcptest.Main parses the flags and returns 0 when stdin ends (over
 	// HTTP: when ctx ends), 2 for bad flags, 3 when its crash tool ends the
 	// connection.
-	return mcptest.Main(ctx, args[1:], e.stdin, e.stdout, e.stderr)
+	code := mcptest.Main(ctx, args[1:], e.stdin, e.stdout, e.stderr)
+	if code == exitUsage {
+		fmt.Fprintln(e.stderr, "Run 'andon mcptest serve -h' for help.")
+	}
+	return code
 }

@@ -26,6 +26,8 @@ type apiFlags struct {
 	addr  string
 	token string
 	json  bool
+
+	fs *flagSet // for reporting a bad --api
 }
 
 // envToken names the environment variable holding the API token, for the
@@ -33,8 +35,8 @@ type apiFlags struct {
 const envToken = "ANDON_TOKEN"
 
 func addAPIFlags(fs *flagSet) *apiFlags {
-	f := &apiFlags{}
-	fs.StringVar(&f.addr, "api", defaultAPI, "the `address` of the running andon serve")
+	f := &apiFlags{fs: fs}
+	fs.StringVar(&f.addr, "api", "", "the `address` of the running andon serve: host:port, or its URL as serve prints it (http://127.0.0.1:7711); default: "+envAPI+" if set, else "+defaultAPI)
 	fs.StringVar(&f.token, "token", "", "the API `token`; default: "+envToken+" if set, else the file "+defaultTokenFile+
 		" in the current directory (what andon serve writes on first start). Prefer those: a command line is visible to every user of the machine")
 	fs.BoolVar(&f.json, "json", false, "print JSON")
@@ -58,15 +60,29 @@ func (f *apiFlags) apiToken() string {
 	return strings.TrimSpace(string(data))
 }
 
-// client returns an API client, or an error saying that no server is up.
-func (f *apiFlags) client(ctx context.Context) (*api.Client, error) {
-	c := &api.Client{BaseURL: "http://" + f.addr, HTTP: &http.Client{Timeout: 30 * time.Second}, Token: f.apiToken()}
+// client returns an API client of the serve at --api, else ANDON_API,
+// else the default address; or, having said what is wrong (a bad address:
+// a usage error; no serve answering: a transport failure), an exit code.
+func (f *apiFlags) client(ctx context.Context, e *env) (*api.Client, int, bool) {
+	addr, from := f.addr, "--api"
+	if addr == "" {
+		addr, from = os.Getenv(envAPI), envAPI
+	}
+	if addr == "" {
+		addr = defaultAPI
+	}
+	base, err := apiBaseURL(addr)
+	if err != nil {
+		return nil, f.fs.usageError("%s: %v", from, err), false
+	}
+	c := &api.Client{BaseURL: base, HTTP: &http.Client{Timeout: 30 * time.Second}, Token: f.apiToken()}
 	probe, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	if err := c.Health(probe); err != nil {
-		return nil, fmt.Errorf("no andon serve answers on %s (start one with: andon serve)", f.addr)
+		e.errorf("no andon serve answers on %s (start one with: andon serve)", addr)
+		return nil, exitTransport, false
 	}
-	return c, nil
+	return c, 0, true
 }
 
 // apiError turns an API failure into a message and an exit code.
@@ -114,10 +130,9 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		e.errorf("%v", err)
 		return exitFailure
 	}
-	c, err := af.client(ctx)
-	if err != nil {
-		e.errorf("%v", err)
-		return exitTransport
+	c, code, ok := af.client(ctx, e)
+	if !ok {
+		return code
 	}
 	run, err := c.CreateRun(ctx, &agent.Request{Prompt: *prompt, Model: "script", Script: raw})
 	if err != nil {
@@ -154,6 +169,7 @@ func follow(ctx context.Context, e *env, c *api.Client, id string, asJSON bool) 
 				printJSON(e, d)
 			} else {
 				fmt.Fprintf(e.stdout, "%s: %s%s\n", d.Run.ID, d.Run.Status, suffix(d.Run.Reason))
+				warnFailedCalls(e, d)
 			}
 			switch agent.Status(d.Run.Status) {
 			case agent.StatusCompleted, agent.StatusWaitingForApproval:
@@ -174,6 +190,31 @@ func follow(ctx context.Context, e *env, c *api.Client, id string, asJSON bool) 
 			fmt.Fprintf(e.stderr, "andon: cancelled run %s (%.1f ms)\n", id, res.TookMS)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// warnFailedCalls says on stderr that a completed run did not do all it
+// was asked: a tool call that failed (a tool no server offers, a server
+// that is down, a tool's error) is told to the model, which may go on to
+// an answer, so "completed" alone would hide it.
+func warnFailedCalls(e *env, d *api.RunDetail) {
+	if d.Run.Status != string(agent.StatusCompleted) {
+		return
+	}
+	var failed []string
+	calls := 0
+	for _, st := range d.Steps {
+		if st.Kind != string(agent.StepTool) {
+			continue
+		}
+		calls++
+		if st.Outcome == string(agent.OutcomeFailed) {
+			failed = append(failed, fmt.Sprintf("step %d %s", st.Seq, st.Tool))
+		}
+	}
+	if len(failed) > 0 {
+		e.errorf("run %s completed, but %d of its %d tool calls failed (%s); the model was told, and went on",
+			d.Run.ID, len(failed), calls, strings.Join(failed, ", "))
 	}
 }
 
@@ -227,10 +268,9 @@ func runRuns(ctx context.Context, e *env, args []string) int {
 	if _, code, ok := fs.parse(args); !ok {
 		return code
 	}
-	c, err := af.client(ctx)
-	if err != nil {
-		e.errorf("%v", err)
-		return exitTransport
+	c, code, ok := af.client(ctx, e)
+	if !ok {
+		return code
 	}
 	runs, err := c.ListRuns(ctx, agent.RunFilter{Status: agent.Status(*status), Limit: *limit})
 	if err != nil {
@@ -258,10 +298,9 @@ func runShow(ctx context.Context, e *env, args []string) int {
 	if len(pos) != 1 {
 		return fs.usageError("want one run id")
 	}
-	c, err := af.client(ctx)
-	if err != nil {
-		e.errorf("%v", err)
-		return exitTransport
+	c, code, ok := af.client(ctx, e)
+	if !ok {
+		return code
 	}
 	d, err := c.GetRun(ctx, pos[0])
 	if err != nil {
@@ -372,10 +411,9 @@ func decideCommand(ctx context.Context, e *env, args []string, verb, about strin
 	if len(pos) != 1 {
 		return fs.usageError("want one run id")
 	}
-	c, err := af.client(ctx)
-	if err != nil {
-		e.errorf("%v", err)
-		return exitTransport
+	c, code, ok := af.client(ctx, e)
+	if !ok {
+		return code
 	}
 	var run *api.Run
 	took := ""

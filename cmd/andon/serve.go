@@ -60,6 +60,14 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	if oaf.baseURL == "" && (oaf.model != "" || oaf.credential != "") {
 		return fs.usageError("--openai-model and --openai-credential need --openai-base-url")
 	}
+	// Listen first: a port that is taken fails serve before it writes a
+	// demo config, a key or a token.
+	ln, err := listen(*addr)
+	if err != nil {
+		e.errorf("%v", err)
+		return exitFailure
+	}
+	defer ln.Close()
 	logger := newLogger(e, *verbose)
 	cfg, err := loadOrWriteDemo(e, *configPath)
 	if err != nil {
@@ -83,11 +91,6 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		Metrics: a.metrics, Logger: logger, Stop: streamsDone})
 	if err != nil {
 		e.errorf("%v", err)
-		return exitFailure
-	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		e.errorf("listening: %v", err)
 		return exitFailure
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}

@@ -4,13 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-
-	"github.com/andonhq/andon/mcp"
 )
 
 const toolsAbout = `List the tools an MCP server offers: one per line, the name, a tab, and the
-description; with --json, the tools as a JSON array of MCP Tool objects
-(with their input schemas and annotations). Pagination is followed.
+description; with --json, the tools as a JSON array of the MCP Tool objects
+as the server sent them, every field kept (input schema, annotations,
+execution, icons, _meta …). Pagination is followed.
 
 Exit codes are those of 'andon call': 0 success, 2 usage error, 3 transport
 or protocol failure, 124 --timeout passed, 130 cancelled by a signal.`
@@ -44,13 +43,17 @@ func runTools(ctx context.Context, e *env, args []string) int {
 		return sess.fail(ctx, e, "listing tools", err)
 	}
 	if *asJSON {
-		if tools == nil {
-			tools = []mcp.Tool{} // "[]", not "null"
+		// The objects as the server sent them: a field mcp.Tool does not
+		// model (execution.taskSupport says a tool can only run as a task)
+		// is what a user looking at --json needs to see.
+		raw := make([]json.RawMessage, 0, len(tools)) // "[]", not "null"
+		for _, t := range tools {
+			raw = append(raw, t.Raw) // set by decoding: every listed tool has it
 		}
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
-		if err := enc.Encode(tools); err != nil {
+		if err := enc.Encode(raw); err != nil {
 			e.errorf("writing the tools: %v", err)
 			return exitTransport
 		}

@@ -193,7 +193,7 @@ func (rf *runtimeFlags) config(st *stores, tools agent.Tools, models *models, lo
 	if rf.workers > 0 {
 		cfg.Queue = st.store.Queue(sqlstore.QueueOptions{
 			RescueAfter: agent.DefaultMaxRunTime + 2*rf.lease,
-			Logger:      logger,
+			Logger:      quieter(logger, slog.LevelWarn),
 		})
 	}
 	return cfg

@@ -35,6 +35,7 @@ import (
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mcptest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {} // the error alone: andon mcptest serve -h is the help
 	record := fs.String("record", "", "append every record to `FILE` as a JSON line")
 	versions := fs.String("versions", "", "comma-separated `revisions` to serve (default: all)")
 	silent := fs.Bool("silent-discover", false, "ignore server/discover instead of refusing it")
