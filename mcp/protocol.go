@@ -1,6 +1,9 @@
 package mcp
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"slices"
+)
 
 // Implementation names a client or server program.
 type Implementation struct {
