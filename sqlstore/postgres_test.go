@@ -19,13 +19,13 @@ const pgPoolSize = 4
 func pgSchema(t *testing.T) string { return pgtest.Schema(t) }
 
 // openPG opens a store in a fresh schema, closed at cleanup.
-func openPG(t *testing.T) *sqlstore.PGStore {
+func openPG(t *testing.T) *sqlstore.Store {
 	t.Helper()
 	return openPGAt(t, pgSchema(t))
 }
 
 // openPGAt opens a store on dsn, with a small pool, closed at cleanup.
-func openPGAt(t *testing.T, dsn string) *sqlstore.PGStore {
+func openPGAt(t *testing.T, dsn string) *sqlstore.Store {
 	t.Helper()
 	s, err := sqlstore.OpenPostgres(t.Context(), pgtest.WithParams(dsn, map[string]string{"pool_max_conns": fmt.Sprint(pgPoolSize)}))
 	if err != nil {
