@@ -1,8 +1,10 @@
 package sqlstore_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/audit"
@@ -63,5 +65,70 @@ func TestPostgresAuditLogIsAppendOnly(t *testing.T) {
 	rows, err := s.AuditRows(ctx, audit.Query{})
 	if err != nil || len(rows) != 1 || rows[0].Path != "/a" {
 		t.Fatalf("after the refused edits: %+v, %v; want the one row as written", rows, err)
+	}
+}
+
+// On PostgreSQL a claim passes over a queued run that another transaction
+// holds locked (the candidate is selected SKIP LOCKED), so claimers never
+// wait for each other: with the oldest run locked, a claim takes the next
+// one, and is never seen waiting for the lock.
+func TestPostgresClaimPassesOverALockedRun(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	dsn := pgSchema(t)
+	s := openPGAt(t, dsn)
+	t0 := time.Now()
+	for i, id := range []string{"r1", "r2"} {
+		if err := s.RunInsert(ctx, &agent.Run{ID: id, Owner: "alice", CreatedAt: t0.Add(time.Duration(i) * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	block, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer block.Close(context.Background())
+	tx, err := block.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	var blocker int
+	if err := tx.QueryRow(ctx, `SELECT pg_backend_pid() FROM runs WHERE id = 'r1' FOR NO KEY UPDATE`).Scan(&blocker); err != nil {
+		t.Fatal(err)
+	}
+	monitor, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer monitor.Close(context.Background())
+
+	type claim struct {
+		run *agent.Run
+		err error
+	}
+	claimed := make(chan claim, 1)
+	go func() {
+		r, err := s.RunClaim(ctx, "w1", t0.Add(time.Hour))
+		claimed <- claim{r, err}
+	}()
+	var got claim
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		select {
+		case got = <-claimed:
+		default:
+			if _, waits := blockedBy(t, monitor, blocker); waits {
+				_ = tx.Rollback(ctx) // let it go, then fail
+				t.Fatalf("the claim waits for the locked run r1; then it took %+v", <-claimed)
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the claim neither returned nor waited")
+			}
+			continue
+		}
+		break
+	}
+	if got.err != nil || got.run == nil || got.run.ID != "r2" {
+		t.Fatalf("RunClaim with r1 locked = %+v, %v; want r2", got.run, got.err)
 	}
 }
