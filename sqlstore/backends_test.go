@@ -57,6 +57,13 @@ func onEachBackend(t *testing.T, fn func(t *testing.T, open func(t *testing.T) f
 func openSQLiteAt(t *testing.T, path string) *sqlstore.Store {
 	t.Helper()
 	s, err := sqlstore.Open(t.Context(), path)
+	return opened(t, s, err)
+}
+
+// opened returns the store just opened, closed at cleanup, or fails t with
+// the error that opening it returned.
+func opened(t *testing.T, s *sqlstore.Store, err error) *sqlstore.Store {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package sqlstore_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -83,25 +82,7 @@ func TestPostgresClaimPassesOverALockedRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	block, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer block.Close(context.Background())
-	tx, err := block.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(context.Background())
-	var blocker int
-	if err := tx.QueryRow(ctx, `SELECT pg_backend_pid() FROM runs WHERE id = 'r1' FOR NO KEY UPDATE`).Scan(&blocker); err != nil {
-		t.Fatal(err)
-	}
-	monitor, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer monitor.Close(context.Background())
+	tx, blocker, monitor := holdLock(t, dsn, `SELECT pg_backend_pid() FROM runs WHERE id = 'r1' FOR NO KEY UPDATE`)
 
 	type claim struct {
 		run *agent.Run

@@ -28,15 +28,7 @@ func openPG(t *testing.T) *sqlstore.Store {
 func openPGAt(t *testing.T, dsn string) *sqlstore.Store {
 	t.Helper()
 	s, err := sqlstore.OpenPostgres(t.Context(), pgtest.WithParams(dsn, map[string]string{"pool_max_conns": fmt.Sprint(pgPoolSize)}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return s
+	return opened(t, s, err)
 }
 
 func TestPostgresConformance(t *testing.T) {

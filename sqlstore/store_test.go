@@ -12,16 +12,7 @@ import (
 
 func openStore(t *testing.T) *sqlstore.Store {
 	t.Helper()
-	s, err := sqlstore.Open(t.Context(), filepath.Join(t.TempDir(), "andon.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return s
+	return openSQLiteAt(t, filepath.Join(t.TempDir(), "andon.db"))
 }
 
 func TestConformance(t *testing.T) {
