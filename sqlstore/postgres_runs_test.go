@@ -1,7 +1,6 @@
 package sqlstore_test
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -9,26 +8,6 @@ import (
 	"github.com/andonhq/andon/audit"
 	"github.com/jackc/pgx/v5"
 )
-
-// RunStatuses sends its ids as one text[] parameter, so PostgreSQL's limit
-// of 65535 bound parameters does not apply and the watcher's poll stays one
-// query.
-func TestPostgresRunStatusesTakesAnyNumberOfIDs(t *testing.T) {
-	t.Parallel()
-	ctx := t.Context()
-	s := openPG(t)
-	if err := s.RunInsert(ctx, &agent.Run{ID: "r1", Owner: "alice"}); err != nil {
-		t.Fatal(err)
-	}
-	ids := []string{"r1"}
-	for i := range 70_000 {
-		ids = append(ids, fmt.Sprintf("gone-%d", i))
-	}
-	got, err := s.RunStatuses(ctx, ids)
-	if err != nil || len(got) != 1 || got["r1"] != agent.StatusQueued {
-		t.Fatalf("RunStatuses(%d ids) = %v, %v; want r1 queued", len(ids), got, err)
-	}
-}
 
 // The audit log refuses edits, deletes and truncation, and its head and mark
 // never go back, as on SQLite; only the MAC chain and the seals catch

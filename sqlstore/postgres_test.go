@@ -4,11 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/andonhq/andon/agent"
-	"github.com/andonhq/andon/api"
 	"github.com/andonhq/andon/sqlstore"
 	"github.com/andonhq/andon/sqlstore/pgtest"
-	"github.com/andonhq/andon/sqlstore/storetest"
 )
 
 // The PostgreSQL tests get their server and a schema each from package
@@ -29,19 +26,4 @@ func openPGAt(t *testing.T, dsn string) *sqlstore.Store {
 	t.Helper()
 	s, err := sqlstore.OpenPostgres(t.Context(), pgtest.WithParams(dsn, map[string]string{"pool_max_conns": fmt.Sprint(pgPoolSize)}))
 	return opened(t, s, err)
-}
-
-func TestPostgresConformance(t *testing.T) {
-	t.Parallel()
-	storetest.Exercise(t, func(t *testing.T) storetest.Store { return openPG(t) })
-}
-
-func TestPostgresRunsConformance(t *testing.T) {
-	t.Parallel()
-	storetest.ExerciseRuns(t, func(t *testing.T) agent.Store { return openPG(t) })
-}
-
-func TestPostgresTokensConformance(t *testing.T) {
-	t.Parallel()
-	storetest.ExerciseTokens(t, func(t *testing.T) api.TokenStore { return openPG(t) })
 }

@@ -5,20 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/andonhq/andon/api"
 	"github.com/andonhq/andon/sqlstore"
-	"github.com/andonhq/andon/sqlstore/storetest"
 )
-
-func openStore(t *testing.T) *sqlstore.Store {
-	t.Helper()
-	return openSQLiteAt(t, filepath.Join(t.TempDir(), "andon.db"))
-}
-
-func TestConformance(t *testing.T) {
-	t.Parallel()
-	storetest.Exercise(t, func(t *testing.T) storetest.Store { return openStore(t) })
-}
 
 func TestOpenTwiceMigratesOnce(t *testing.T) {
 	t.Parallel()
@@ -56,9 +44,4 @@ func TestOpenTurnsOnWAL(t *testing.T) {
 	if err := raw.QueryRowContext(t.Context(), `SELECT count(*) FROM schema_migrations`).Scan(&migrations); err != nil || migrations != len(files) {
 		t.Fatalf("schema_migrations has %d rows, %v; want one per migration file, %d", migrations, err, len(files))
 	}
-}
-
-func TestTokensConformance(t *testing.T) {
-	t.Parallel()
-	storetest.ExerciseTokens(t, func(t *testing.T) api.TokenStore { return openStore(t) })
 }
