@@ -25,6 +25,8 @@ type chainDB struct {
 	// tamper runs statements directly against the database, with the
 	// audit tables' guard triggers out of the way.
 	tamper func(t *testing.T, stmts ...string)
+	// postgres says the database is PostgreSQL.
+	postgres bool
 }
 
 // onBothBackends runs fn, in parallel, on a fresh SQLite database and on a
@@ -87,7 +89,7 @@ func openPostgresChain(t *testing.T) *chainDB {
 		`ALTER TABLE audit_mark DISABLE TRIGGER USER`,
 	}
 	dropped := false
-	return newChainDB(store, func(t *testing.T, stmts ...string) {
+	db := newChainDB(store, func(t *testing.T, stmts ...string) {
 		t.Helper()
 		if !dropped {
 			stmts, dropped = append(slices.Clone(guards), stmts...), true
@@ -98,6 +100,8 @@ func openPostgresChain(t *testing.T) *chainDB {
 			}
 		}
 	})
+	db.postgres = true
+	return db
 }
 
 // record appends n rows and returns the last.
@@ -345,7 +349,7 @@ func TestVerifyAcceptsAHeadSealedBeforeMarks(t *testing.T) {
 
 // hexLiteral spells b as a blob literal of db's dialect.
 func hexLiteral(db *chainDB, b []byte) string {
-	if _, ok := db.store.(*sqlstore.PGStore); ok {
+	if db.postgres {
 		return fmt.Sprintf(`'\x%x'::bytea`, b)
 	}
 	return fmt.Sprintf(`X'%x'`, b)

@@ -7,23 +7,19 @@ import (
 	"github.com/andonhq/andon/agent"
 )
 
-// Operators' decisions on tool calls, on both backends: the approvals table
-// (migration 006), one row per call, keyed by the run, the model step that
-// asked for the call and its place in it.
+// Operators' decisions on tool calls: the approvals table (migration 006),
+// one row per call, keyed by the run, the model step that asked for the
+// call and its place in it.
 
 const approvalColumns = `run_id, step_seq, call_index, tool, args_digest, call_id, approved, decided_by, override, decided_at`
 
-// approvalInsert stores a decision only on a running run the given owner
-// holds (the lease guard, in the same statement) and only if the call has
-// none yet. Its placeholders are written ? (SQLite) and rewritten $n for
-// PostgreSQL; the last two are the run id and the owner.
-const approvalInsert = `INSERT INTO approvals (` + approvalColumns + `)
-	SELECT id, %s FROM runs WHERE id = %s AND status = 'running' AND lease_owner = %s AND lease_owner <> ''
-	ON CONFLICT (run_id, step_seq, call_index) DO NOTHING`
-
-// ApprovalRecord implements [agent.Store].
+// ApprovalRecord implements [agent.Store]. It stores a decision only on a
+// running run the given owner holds (the lease guard, in the same
+// statement) and only if the call has none yet.
 func (s *Store) ApprovalRecord(ctx context.Context, a *agent.Approval, owner string) (bool, error) {
-	ok, err := changedOne(s.db.ExecContext(ctx, fmt.Sprintf(approvalInsert, `?, ?, ?, ?, ?, ?, ?, ?, ?`, `?`, `?`),
+	ok, err := changedOne(s.d.exec(ctx, `INSERT INTO approvals (`+approvalColumns+`)
+		SELECT id, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM runs WHERE id = ? AND status = 'running' AND lease_owner = ? AND lease_owner <> ''
+		ON CONFLICT (run_id, step_seq, call_index) DO NOTHING`,
 		a.Step, a.Call, a.Tool, a.ArgsDigest, a.CallID, a.Approved, a.By, a.Override, nanos(a.At), a.RunID, owner))
 	if err != nil {
 		return false, fmt.Errorf("sqlstore: recording a decision on run %s: %w", a.RunID, err)
@@ -33,32 +29,12 @@ func (s *Store) ApprovalRecord(ctx context.Context, a *agent.Approval, owner str
 
 // ApprovalList implements [agent.Store].
 func (s *Store) ApprovalList(ctx context.Context, runID string) ([]*agent.Approval, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE run_id = ? ORDER BY step_seq, call_index`, runID)
+	rs, err := s.d.query(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE run_id = ? ORDER BY step_seq, call_index`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: listing the decisions of run %s: %w", runID, err)
 	}
-	defer rows.Close()
-	return collect(rows, "listing the decisions of run "+runID, scanApproval)
-}
-
-// ApprovalRecord implements [agent.Store].
-func (s *PGStore) ApprovalRecord(ctx context.Context, a *agent.Approval, owner string) (bool, error) {
-	tag, err := s.pool.Exec(ctx, fmt.Sprintf(approvalInsert, `$1, $2, $3, $4, $5, $6, $7, $8, $9`, `$10`, `$11`),
-		a.Step, a.Call, a.Tool, a.ArgsDigest, a.CallID, a.Approved, a.By, a.Override, nanos(a.At), a.RunID, owner)
-	if err != nil {
-		return false, fmt.Errorf("sqlstore: recording a decision on run %s: %w", a.RunID, err)
-	}
-	return tag.RowsAffected() == 1, nil
-}
-
-// ApprovalList implements [agent.Store].
-func (s *PGStore) ApprovalList(ctx context.Context, runID string) ([]*agent.Approval, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE run_id = $1 ORDER BY step_seq, call_index`, runID)
-	if err != nil {
-		return nil, fmt.Errorf("sqlstore: listing the decisions of run %s: %w", runID, err)
-	}
-	defer rows.Close()
-	return collect(rows, "listing the decisions of run "+runID, scanApproval)
+	defer rs.Close()
+	return collect(rs, "listing the decisions of run "+runID, scanApproval)
 }
 
 func scanApproval(sc scanner) (*agent.Approval, error) {

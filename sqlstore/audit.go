@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 
@@ -13,11 +12,13 @@ var _ audit.Store = (*Store)(nil)
 
 const auditColumns = `seq, time_ns, action, purpose, run_id, method, host, path, status, ok, reason, duration_ns, mac`
 
-// AuditAppend implements [audit.Store]. The transaction takes SQLite's write
-// lock at BEGIN, so appends from other connections and processes wait.
+// AuditAppend implements [audit.Store]. The dialect's lockHeads keeps
+// every other append — from any connection, process or machine — from
+// reading the heads until this one commits, so no two appends see the same
+// head.
 func (s *Store) AuditAppend(ctx context.Context, next func(audit.Heads) (audit.Row, audit.Head, error)) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		heads, err := readHeads(ctx, tx)
+	return s.d.inTx(ctx, func(tx tx) error {
+		heads, err := s.d.lockHeads(ctx, tx)
 		if err != nil {
 			return err
 		}
@@ -25,30 +26,19 @@ func (s *Store) AuditAppend(ctx context.Context, next func(audit.Heads) (audit.R
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO audit_log (`+auditColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			row.Seq, row.Time.UnixNano(), string(row.Action), row.Purpose, row.RunID, row.Method, row.Host, row.Path,
-			row.Status, row.OK, row.Reason, int64(row.Duration), row.MAC); err != nil {
-			return fmt.Errorf("sqlstore: appending audit row: %w", err)
-		}
-		for _, table := range []string{"audit_head", "audit_mark"} {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO `+table+` (id, seq, first_seq, length, mac, seal) VALUES (1, ?, ?, ?, ?, ?)
-				ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, first_seq = excluded.first_seq,
-					length = excluded.length, mac = excluded.mac, seal = excluded.seal`,
-				head.Seq, head.First, head.Length, head.MAC, head.Seal); err != nil {
-				return fmt.Errorf("sqlstore: moving %s: %w", table, err)
-			}
-		}
-		return nil
+		return s.d.writeAudit(ctx, tx, row, head)
 	})
+}
+
+// auditArgs are the values of row's auditColumns.
+func auditArgs(row audit.Row) []any {
+	return []any{row.Seq, row.Time.UnixNano(), string(row.Action), row.Purpose, row.RunID, row.Method, row.Host, row.Path,
+		row.Status, row.OK, row.Reason, int64(row.Duration), row.MAC}
 }
 
 // AuditHeads implements [audit.Store].
 func (s *Store) AuditHeads(ctx context.Context) (audit.Heads, error) {
-	return readHeads(ctx, s.db)
-}
-
-type rowQuerier interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	return readHeads(ctx, s.d)
 }
 
 // headsQuery reads the head and the mark in one statement (either may be
@@ -59,10 +49,10 @@ const headsQuery = `SELECT COALESCE(h.seq, 0), COALESCE(h.first_seq, 0), COALESC
 	LEFT JOIN audit_head AS h ON h.id = one.id
 	LEFT JOIN audit_mark AS m ON m.id = one.id`
 
-func readHeads(ctx context.Context, q rowQuerier) (audit.Heads, error) {
+func readHeads(ctx context.Context, q querier) (audit.Heads, error) {
 	var hs audit.Heads
 	h, m := &hs.Head, &hs.Mark
-	if err := q.QueryRowContext(ctx, headsQuery).Scan(&h.Seq, &h.First, &h.Length, &h.MAC, &h.Seal,
+	if err := q.queryRow(ctx, headsQuery).Scan(&h.Seq, &h.First, &h.Length, &h.MAC, &h.Seal,
 		&m.Seq, &m.First, &m.Length, &m.MAC, &m.Seal); err != nil {
 		return audit.Heads{}, fmt.Errorf("sqlstore: reading audit head: %w", err)
 	}
@@ -93,10 +83,10 @@ func (s *Store) AuditRows(ctx context.Context, q audit.Query) ([]audit.Row, erro
 		stmt += ` LIMIT ?`
 		args = append(args, q.Limit)
 	}
-	rows, err := s.db.QueryContext(ctx, stmt, args...)
+	rs, err := s.d.query(ctx, stmt, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: listing audit rows: %w", err)
 	}
-	defer rows.Close()
-	return collect(rows, "listing audit rows", scanAuditRow)
+	defer rs.Close()
+	return collect(rs, "listing audit rows", scanAuditRow)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/sqlstore"
 )
 
 // The runtime cuts a step's text at a byte count (agent's truncate), which
@@ -13,7 +14,7 @@ import (
 // stores keep such text byte for byte: "stored whole".
 func TestStepTextIsStoredByteForByte(t *testing.T) {
 	t.Parallel()
-	onEachBackend(t, func(t *testing.T, open func(t *testing.T) fullStore) {
+	onEachBackend(t, func(t *testing.T, open func(t *testing.T) *sqlstore.Store) {
 		ctx := t.Context()
 		s := open(t)
 		if err := s.RunInsert(ctx, &agent.Run{ID: "r1", Owner: "alice", Status: agent.StatusRunning, LeaseOwner: "w", LeaseExpires: time.Now().Add(time.Hour)}); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/audit"
+	"github.com/andonhq/andon/sqlstore"
 )
 
 // Tests where stores on one database stand for processes (or machines):
@@ -19,9 +20,9 @@ import (
 
 const processes = 3
 
-func openProcesses(t *testing.T, open func(t *testing.T) fullStore) []fullStore {
+func openProcesses(t *testing.T, open func(t *testing.T) *sqlstore.Store) []*sqlstore.Store {
 	t.Helper()
-	stores := make([]fullStore, processes)
+	stores := make([]*sqlstore.Store, processes)
 	for i := range stores {
 		stores[i] = open(t)
 	}
@@ -30,7 +31,7 @@ func openProcesses(t *testing.T, open func(t *testing.T) fullStore) []fullStore 
 
 func TestProcessesClaimEachRunOnce(t *testing.T) {
 	t.Parallel()
-	onEachBackend(t, func(t *testing.T, open func(t *testing.T) fullStore) {
+	onEachBackend(t, func(t *testing.T, open func(t *testing.T) *sqlstore.Store) {
 		ctx := t.Context()
 		stores := openProcesses(t, open)
 		const runs = 60
@@ -76,7 +77,7 @@ func TestProcessesClaimEachRunOnce(t *testing.T) {
 
 func TestProcessesNumberStepsOfOneRunWithoutGaps(t *testing.T) {
 	t.Parallel()
-	onEachBackend(t, func(t *testing.T, open func(t *testing.T) fullStore) {
+	onEachBackend(t, func(t *testing.T, open func(t *testing.T) *sqlstore.Store) {
 		ctx := t.Context()
 		stores := openProcesses(t, open)
 		if err := stores[0].RunInsert(ctx, &agent.Run{ID: "r1", Owner: "alice", Status: agent.StatusRunning, LeaseOwner: "w", LeaseExpires: time.Now().Add(time.Hour)}); err != nil {
@@ -112,7 +113,7 @@ func TestProcessesNumberStepsOfOneRunWithoutGaps(t *testing.T) {
 
 func TestProcessesChainAuditRows(t *testing.T) {
 	t.Parallel()
-	onEachBackend(t, func(t *testing.T, open func(t *testing.T) fullStore) {
+	onEachBackend(t, func(t *testing.T, open func(t *testing.T) *sqlstore.Store) {
 		ctx := t.Context()
 		stores := openProcesses(t, open)
 		link := func(prev []byte, seq int64) []byte {

@@ -24,7 +24,7 @@ func queuedRun(id string) *agent.Run {
 }
 
 func TestAQueuedRunIsAJobInsertedWithItsRow(t *testing.T) {
-	onEachBackend(t, func(t *testing.T, open func(t *testing.T) fullStore) {
+	onEachBackend(t, func(t *testing.T, open func(t *testing.T) *sqlstore.Store) {
 		s := open(t)
 		ctx := t.Context()
 		if err := s.RunInsert(ctx, queuedRun("r1")); err != nil {
@@ -54,7 +54,7 @@ func TestAQueuedRunIsAJobInsertedWithItsRow(t *testing.T) {
 }
 
 func TestCancelRunJobCancelsTheJobOfACancelledRun(t *testing.T) {
-	onEachBackend(t, func(t *testing.T, open func(t *testing.T) fullStore) {
+	onEachBackend(t, func(t *testing.T, open func(t *testing.T) *sqlstore.Store) {
 		s := open(t)
 		ctx := t.Context()
 		if err := s.RunInsert(ctx, queuedRun("r1")); err != nil {
@@ -86,7 +86,7 @@ func TestCancelRunJobCancelsTheJobOfACancelledRun(t *testing.T) {
 }
 
 func TestARequeuedRunGetsANewJob(t *testing.T) {
-	onEachBackend(t, func(t *testing.T, open func(t *testing.T) fullStore) {
+	onEachBackend(t, func(t *testing.T, open func(t *testing.T) *sqlstore.Store) {
 		s := open(t)
 		ctx := t.Context()
 		if err := s.RunInsert(ctx, queuedRun("r1")); err != nil {
@@ -158,7 +158,7 @@ func workQueue(t *testing.T, q agent.Queue, work func(ctx context.Context, runID
 }
 
 func TestQueueHandsOutEachQueuedRunOnce(t *testing.T) {
-	onEachBackend(t, func(t *testing.T, open func(t *testing.T) fullStore) {
+	onEachBackend(t, func(t *testing.T, open func(t *testing.T) *sqlstore.Store) {
 		s := open(t)
 		w := &worked{seen: make(chan string, 10)}
 		workQueue(t, s.Queue(sqlstore.QueueOptions{}), func(ctx context.Context, runID string) error {
@@ -186,7 +186,7 @@ func TestQueueHandsOutEachQueuedRunOnce(t *testing.T) {
 }
 
 func TestQueueHandsOutARunAgainAfterAnError(t *testing.T) {
-	onEachBackend(t, func(t *testing.T, open func(t *testing.T) fullStore) {
+	onEachBackend(t, func(t *testing.T, open func(t *testing.T) *sqlstore.Store) {
 		s := open(t)
 		w := &worked{seen: make(chan string, 10)}
 		workQueue(t, s.Queue(sqlstore.QueueOptions{}), func(ctx context.Context, runID string) error {
@@ -212,7 +212,7 @@ func TestQueueHandsOutARunAgainAfterAnError(t *testing.T) {
 // A cancel made by another process (a second store on the same database)
 // ends the context of the work holding the run's job.
 func TestCancelFromAnotherStoreEndsTheJobsContext(t *testing.T) {
-	onEachBackend(t, func(t *testing.T, open func(t *testing.T) fullStore) {
+	onEachBackend(t, func(t *testing.T, open func(t *testing.T) *sqlstore.Store) {
 		worker, other := open(t), open(t)
 		started := make(chan struct{})
 		ended := make(chan error, 1)
@@ -251,7 +251,7 @@ func TestCancelFromAnotherStoreEndsTheJobsContext(t *testing.T) {
 // Queue starts, and handed out; two queues starting at once give it one
 // job, not two.
 func TestQueueAdoptsQueuedRunsWithoutAJob(t *testing.T) {
-	onEachBackend(t, func(t *testing.T, open func(t *testing.T) fullStore) {
+	onEachBackend(t, func(t *testing.T, open func(t *testing.T) *sqlstore.Store) {
 		a, b := open(t), open(t)
 		if err := a.RunInsert(t.Context(), queuedRun("old")); err != nil {
 			t.Fatal(err)

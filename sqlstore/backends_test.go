@@ -1,26 +1,11 @@
 package sqlstore_test
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 
-	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/sqlstore"
-	"github.com/andonhq/andon/sqlstore/storetest"
 )
-
-// fullStore is what both stores implement.
-type fullStore interface {
-	storetest.Store
-	agent.Store
-	Queue(sqlstore.QueueOptions) agent.Queue
-	CancelRunJob(ctx context.Context, id string) error
-	RunJob(t interface{ Fatal(...any) }, id string) (jobID int64, state, argRun string, ok bool)
-	RunJobs(t interface{ Fatal(...any) }) int
-	OrphanRun(t interface{ Fatal(...any) }, id string)
-	Close() error
-}
 
 // A backend makes fresh databases. Tests that stand for several processes
 // open several stores (each with its own connections) on one database.
@@ -28,22 +13,22 @@ type backend struct {
 	name string
 	// database makes a fresh, empty database for t and returns how to
 	// open a store on it; each store opened is closed at cleanup.
-	database func(t *testing.T) (open func(t *testing.T) fullStore)
+	database func(t *testing.T) (open func(t *testing.T) *sqlstore.Store)
 }
 
 var backends = []backend{
-	{"SQLite", func(t *testing.T) func(t *testing.T) fullStore {
+	{"SQLite", func(t *testing.T) func(t *testing.T) *sqlstore.Store {
 		path := filepath.Join(t.TempDir(), "andon.db")
-		return func(t *testing.T) fullStore { return openSQLiteAt(t, path) }
+		return func(t *testing.T) *sqlstore.Store { return openSQLiteAt(t, path) }
 	}},
-	{"PostgreSQL", func(t *testing.T) func(t *testing.T) fullStore {
+	{"PostgreSQL", func(t *testing.T) func(t *testing.T) *sqlstore.Store {
 		dsn := pgSchema(t)
-		return func(t *testing.T) fullStore { return openPGAt(t, dsn) }
+		return func(t *testing.T) *sqlstore.Store { return openPGAt(t, dsn) }
 	}},
 }
 
 // onEachBackend runs fn, in parallel, once per backend, on a fresh database.
-func onEachBackend(t *testing.T, fn func(t *testing.T, open func(t *testing.T) fullStore)) {
+func onEachBackend(t *testing.T, fn func(t *testing.T, open func(t *testing.T) *sqlstore.Store)) {
 	t.Helper()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
@@ -57,6 +42,13 @@ func onEachBackend(t *testing.T, fn func(t *testing.T, open func(t *testing.T) f
 func openSQLiteAt(t *testing.T, path string) *sqlstore.Store {
 	t.Helper()
 	s, err := sqlstore.Open(t.Context(), path)
+	return opened(t, s, err)
+}
+
+// opened returns the store just opened, closed at cleanup, or fails t with
+// the error that opening it returned.
+func opened(t *testing.T, s *sqlstore.Store, err error) *sqlstore.Store {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}

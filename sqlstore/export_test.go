@@ -14,9 +14,11 @@ func ListenHealthInterval(d time.Duration) ListenOption {
 // RunJob reports the River job that carries run id: its id and state, and
 // the run id its arguments name; ok is false if the run has no job.
 func (s *Store) RunJob(t interface{ Fatal(...any) }, id string) (jobID int64, state, argRun string, ok bool) {
-	err := s.db.QueryRow(`SELECT j.id, j.state, json_extract(j.args, '$.run_id') FROM runs r JOIN river_job j ON j.id = r.job_id WHERE r.id = ?`, id).
-		Scan(&jobID, &state, &argRun)
-	if err != nil {
+	stmt := `SELECT j.id, j.state, json_extract(j.args, '$.run_id') FROM runs r JOIN river_job j ON j.id = r.job_id WHERE r.id = ?`
+	if _, pg := s.d.(*postgres); pg {
+		stmt = `SELECT j.id, j.state::text, j.args->>'run_id' FROM runs r JOIN river_job j ON j.id = r.job_id WHERE r.id = ?`
+	}
+	if err := s.d.queryRow(context.Background(), stmt, id).Scan(&jobID, &state, &argRun); err != nil {
 		return 0, "", "", false
 	}
 	return jobID, state, argRun, true
@@ -25,26 +27,7 @@ func (s *Store) RunJob(t interface{ Fatal(...any) }, id string) (jobID int64, st
 // RunJobs counts the run jobs River holds.
 func (s *Store) RunJobs(t interface{ Fatal(...any) }) int {
 	var n int
-	if err := s.db.QueryRow(`SELECT count(*) FROM river_job WHERE kind = 'andon_run'`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
-// RunJob is [Store.RunJob] on PostgreSQL.
-func (s *PGStore) RunJob(t interface{ Fatal(...any) }, id string) (jobID int64, state, argRun string, ok bool) {
-	err := s.pool.QueryRow(context.Background(), `SELECT j.id, j.state::text, j.args->>'run_id' FROM runs r JOIN river_job j ON j.id = r.job_id WHERE r.id = $1`, id).
-		Scan(&jobID, &state, &argRun)
-	if err != nil {
-		return 0, "", "", false
-	}
-	return jobID, state, argRun, true
-}
-
-// RunJobs is [Store.RunJobs] on PostgreSQL.
-func (s *PGStore) RunJobs(t interface{ Fatal(...any) }) int {
-	var n int
-	if err := s.pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = 'andon_run'`).Scan(&n); err != nil {
+	if err := s.d.queryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = 'andon_run'`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -52,21 +35,11 @@ func (s *PGStore) RunJobs(t interface{ Fatal(...any) }) int {
 
 // OrphanRun makes run id look queued before River carried runs: no job.
 func (s *Store) OrphanRun(t interface{ Fatal(...any) }, id string) {
-	if _, err := s.db.Exec(`DELETE FROM river_job WHERE id = (SELECT job_id FROM runs WHERE id = ?)`, id); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.db.Exec(`UPDATE runs SET job_id = NULL WHERE id = ?`, id); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// OrphanRun is [Store.OrphanRun] on PostgreSQL.
-func (s *PGStore) OrphanRun(t interface{ Fatal(...any) }, id string) {
 	ctx := context.Background()
-	if _, err := s.pool.Exec(ctx, `DELETE FROM river_job WHERE id = (SELECT job_id FROM runs WHERE id = $1)`, id); err != nil {
+	if _, err := s.d.exec(ctx, `DELETE FROM river_job WHERE id = (SELECT job_id FROM runs WHERE id = ?)`, id); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.pool.Exec(ctx, `UPDATE runs SET job_id = NULL WHERE id = $1`, id); err != nil {
+	if _, err := s.d.exec(ctx, `UPDATE runs SET job_id = NULL WHERE id = ?`, id); err != nil {
 		t.Fatal(err)
 	}
 }

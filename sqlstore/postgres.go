@@ -6,21 +6,27 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/audit"
 )
 
-// PGStore is andon's store on PostgreSQL: the same interfaces as [Store]
-// ([vault.Backend], [audit.Store], [agent.Store]) with the same behaviour,
-// for deployments where many worker processes on many machines share one
-// database. It is safe for concurrent use by goroutines, processes and
-// machines.
+// postgres is the PostgreSQL dialect (pgx/v5), for deployments where many
+// worker processes on many machines share one database. Times are stored
+// as Unix nanoseconds (bigint), as on SQLite, so every time.Time reads back
+// exactly as it was written and the zero time is 0.
 //
-// Times are stored as Unix nanoseconds (bigint), as on SQLite, so every
-// time.Time reads back exactly as it was written and the zero time is 0.
-type PGStore struct {
+// Under READ COMMITTED, a guarded UPDATE that finds its row locked by a
+// concurrent transition waits for it, then evaluates the guard again on the
+// row as that transition left it (PostgreSQL's re-check of an updated row):
+// of two cancels, the second sees status cancelled and changes nothing. Where
+// a statement must read before it writes, the locking methods below take the
+// row or table locks that SQLite's write lock gives for free.
+type postgres struct {
+	pgQuerier
 	pool *pgxpool.Pool
 	jobs *jobs[pgx.Tx]
 }
@@ -35,9 +41,22 @@ type PGStore struct {
 // The tables are created in the first schema of the connection's
 // search_path, so a DSN with search_path=NAME (NAME must exist) keeps
 // andon's tables in a schema of their own. The DSN may also set the pool's
-// size (pool_max_conns=N); see [pgxpool.ParseConfig]. Close the PGStore
-// when done.
-func OpenPostgres(ctx context.Context, dsn string) (*PGStore, error) {
+// size (pool_max_conns=N); see [pgxpool.ParseConfig]. Close the Store when
+// done.
+func OpenPostgres(ctx context.Context, dsn string) (*Store, error) {
+	d, err := openPostgres(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.migrate(ctx); err != nil {
+		d.pool.Close()
+		return nil, fmt.Errorf("sqlstore: migrating PostgreSQL %s: %w", where(d.pool.Config()), err)
+	}
+	return &Store{d: d}, nil
+}
+
+// openPostgres connects to the database that dsn names.
+func openPostgres(ctx context.Context, dsn string) (*postgres, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		// pgx's parse errors redact the password.
@@ -52,42 +71,7 @@ func OpenPostgres(ctx context.Context, dsn string) (*PGStore, error) {
 		pool.Close()
 		return nil, fmt.Errorf("sqlstore: PostgreSQL %s: %w", where(cfg), err)
 	}
-	s := &PGStore{pool: pool, jobs: j}
-	if err := s.migrate(ctx); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("sqlstore: migrating PostgreSQL %s: %w", where(cfg), err)
-	}
-	return s, nil
-}
-
-// Queue returns River workers on the store's database, for
-// agent.Config.Queue.
-func (s *PGStore) Queue(opts QueueOptions) agent.Queue {
-	return &queue[pgx.Tx]{jobs: s.jobs, opts: opts, adopt: s.adoptQueued}
-}
-
-// adoptQueued is [Store.adoptQueued] on PostgreSQL.
-func (s *PGStore) adoptQueued(ctx context.Context) error {
-	rows, err := s.pool.Query(ctx, `SELECT id FROM runs WHERE status = 'queued' AND job_id IS NULL ORDER BY created_at, id`)
-	if err != nil {
-		return err
-	}
-	ids, err := collect(rows, "listing queued runs without a job", scanID)
-	rows.Close()
-	if err != nil {
-		return err
-	}
-	return s.jobs.adopt(ctx, ids, s.inTx, func(tx pgx.Tx, id string, jobID int64) (bool, error) {
-		tag, err := tx.Exec(ctx, `UPDATE runs SET job_id = $1 WHERE id = $2 AND status = 'queued' AND job_id IS NULL`, jobID, id)
-		return err == nil && tag.RowsAffected() == 1, err
-	})
-}
-
-// Close closes every connection of the pool, waiting for those in use to
-// be returned.
-func (s *PGStore) Close() error {
-	s.pool.Close()
-	return nil
+	return &postgres{pgQuerier: pgQuerier{pool}, pool: pool, jobs: j}, nil
 }
 
 // where names a database for error messages, without credentials.
@@ -95,17 +79,22 @@ func where(cfg *pgxpool.Config) string {
 	return fmt.Sprintf("%s:%d/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
 }
 
-// inTx runs fn in a transaction, committing if it returns nil and rolling
-// back otherwise.
-func (s *PGStore) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	tx, err := s.pool.Begin(ctx)
+// close closes every connection of the pool, waiting for those in use to
+// be returned.
+func (d *postgres) close() error {
+	d.pool.Close()
+	return nil
+}
+
+func (d *postgres) inTx(ctx context.Context, fn func(tx) error) error {
+	t, err := d.pool.Begin(ctx)
 	if err != nil {
 		return err
 	}
-	if err := fn(tx); err != nil {
-		return errors.Join(err, ignoreClosed(tx.Rollback(ctx)))
+	if err := fn(&pgTx{pgQuerier{t}, t, d.jobs}); err != nil {
+		return errors.Join(err, ignoreClosed(t.Rollback(ctx)))
 	}
-	return tx.Commit(ctx)
+	return t.Commit(ctx)
 }
 
 func ignoreClosed(err error) error {
@@ -113,4 +102,163 @@ func ignoreClosed(err error) error {
 		return nil
 	}
 	return err
+}
+
+func (d *postgres) queue(opts QueueOptions, adopt func(context.Context) error) agent.Queue {
+	return &queue[pgx.Tx]{jobs: d.jobs, opts: opts, adopt: adopt}
+}
+
+// cancelJob cancels a job; River tells the worker holding it by NOTIFY.
+func (d *postgres) cancelJob(ctx context.Context, jobID int64) error {
+	return d.jobs.cancel(ctx, jobID)
+}
+
+// idIn sends the ids as one text[] parameter.
+func (d *postgres) idIn(ids []string) (string, any) { return `= ANY(?)`, ids }
+
+// claimLock: the candidate is selected FOR NO KEY UPDATE SKIP LOCKED, so
+// concurrent claimers never wait for each other and never take the same
+// run. (NO KEY: the lock the UPDATE takes anyway, which a step append's
+// foreign-key check does not conflict with.) The claim can therefore pass
+// over a queued run that another transaction holds for the instant of its
+// own statement.
+func (d *postgres) claimLock() string { return ` FOR NO KEY UPDATE SKIP LOCKED` }
+
+// hostsArg: the column is a text[].
+func (d *postgres) hostsArg(hosts []string) any { return nonNil(hosts) }
+func (d *postgres) hostsDest(dst *[]string) any { return dst }
+
+// stepInsert checks the lease on the run row, bumps the run's counter in
+// step_seqs (creating it at 1 on the first step) and inserts the step with
+// the new number, in one statement. The check locks the run row FOR SHARE
+// until the statement commits, so the lease cannot move between the check
+// and the insert (a transition of the run waits for the append, at most one
+// insert; an append waits for a transition under way and checks the row as
+// it leaves it). The bump locks the counter row, so concurrent appends to a
+// run get distinct, consecutive numbers, and a failed insert gives its
+// number back. Its placeholders are numbered to take the arguments in the
+// order SQLite's statement does.
+func (d *postgres) stepInsert() string {
+	return `WITH held AS (
+			SELECT id FROM runs WHERE id = $9 AND ` + fmt.Sprintf(heldForSteps, "$10") + `
+			FOR SHARE),
+		next AS (
+			INSERT INTO step_seqs AS c (run_id, last_seq)
+				SELECT id, 1 FROM held
+			ON CONFLICT (run_id) DO UPDATE SET last_seq = c.last_seq + 1
+			RETURNING run_id, last_seq)
+		INSERT INTO steps (` + stepColumns + `)
+			SELECT run_id, last_seq, $1, $2, $3, $4, $5, $6, $7, $8 FROM next
+		RETURNING seq`
+}
+
+// textArg: the column is bytea, since a step's text may hold a NUL or a
+// split UTF-8 sequence, which PostgreSQL's text refuses.
+func (d *postgres) textArg(text string) any { return []byte(text) }
+
+// lockSecrets locks the table against writes (SHARE ROW EXCLUSIVE: reads
+// go on, another rekey or a put waits), so that, as on SQLite, no record is
+// written between a rekey's read and its rewrite.
+func (d *postgres) lockSecrets(ctx context.Context, t tx) error {
+	if _, err := t.exec(ctx, `LOCK TABLE secrets IN SHARE ROW EXCLUSIVE MODE`); err != nil {
+		return fmt.Errorf("sqlstore: locking secrets for a rekey: %w", err)
+	}
+	return nil
+}
+
+// lockHeads locks the head's row with SELECT … FOR UPDATE, so an append
+// from any other connection, process or machine waits there until this one
+// commits, and then reads the head this one wrote: no two appends see the
+// same head. A head row that was deleted is put back first (empty), so that
+// there is always one to lock. Then it reads the head and the mark: two
+// statements, since a statement that waited for the lock sees the new
+// version of the row it locked, but of the mark it would see the version
+// from before the wait, the one the last append replaced.
+func (d *postgres) lockHeads(ctx context.Context, t tx) (audit.Heads, error) {
+	for range 2 {
+		n, err := t.exec(ctx, `SELECT 1 FROM audit_head WHERE id = 1 FOR UPDATE`)
+		if err != nil {
+			return audit.Heads{}, fmt.Errorf("sqlstore: locking the audit head: %w", err)
+		}
+		if n == 1 {
+			return readHeads(ctx, t)
+		}
+		if _, err := t.exec(ctx, `INSERT INTO audit_head (id, seq) VALUES (1, 0) ON CONFLICT (id) DO NOTHING`); err != nil {
+			return audit.Heads{}, fmt.Errorf("sqlstore: putting back the audit head: %w", err)
+		}
+	}
+	return audit.Heads{}, fmt.Errorf("sqlstore: locking the audit head: %w", errNoAuditHead)
+}
+
+// errNoAuditHead means the audit_head row vanished again as soon as it was
+// put back.
+var errNoAuditHead = errors.New("the audit_head row is missing")
+
+// writeAudit writes the row, the head and the mark in one statement, so
+// that an append costs the round trips it did before there was a mark.
+func (d *postgres) writeAudit(ctx context.Context, t tx, row audit.Row, head audit.Head) error {
+	if _, err := t.exec(ctx, `WITH
+		appended AS (INSERT INTO audit_log (`+auditColumns+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)),
+		moved AS (UPDATE audit_head SET seq = $14, first_seq = $15, length = $16, mac = $17, seal = $18 WHERE id = 1)
+		INSERT INTO audit_mark (id, seq, first_seq, length, mac, seal) VALUES (1, $14, $15, $16, $17, $18)
+		ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, first_seq = excluded.first_seq,
+			length = excluded.length, mac = excluded.mac, seal = excluded.seal`,
+		append(auditArgs(row), head.Seq, head.First, head.Length, head.MAC, head.Seal)...); err != nil {
+		return fmt.Errorf("sqlstore: appending audit row: %w", err)
+	}
+	return nil
+}
+
+// pgTx is a transaction of the PostgreSQL dialect.
+type pgTx struct {
+	pgQuerier
+	tx   pgx.Tx
+	jobs *jobs[pgx.Tx]
+}
+
+func (t *pgTx) enqueue(ctx context.Context, runID string) (int64, error) {
+	return t.jobs.enqueue(ctx, t.tx, runID)
+}
+
+// pgRunner is what a pool and a transaction have in common.
+type pgRunner interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// pgQuerier is the querier of a pool or a transaction. It rebinds every
+// statement's ? placeholders. A statement without arguments goes out as
+// written, which pgx sends with the simple protocol: a migration file of
+// several statements runs that way.
+type pgQuerier struct{ r pgRunner }
+
+func (q pgQuerier) exec(ctx context.Context, stmt string, args ...any) (int64, error) {
+	tag, err := q.r.Exec(ctx, rebind(stmt, len(args)), args...)
+	if err != nil {
+		return 0, err
+	}
+	return tag.RowsAffected(), nil
+}
+
+func (q pgQuerier) query(ctx context.Context, stmt string, args ...any) (rows, error) {
+	rs, err := q.r.Query(ctx, rebind(stmt, len(args)), args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgRows{rs}, nil
+}
+
+// queryRow: pgx.ErrNoRows is sql.ErrNoRows to errors.Is.
+func (q pgQuerier) queryRow(ctx context.Context, stmt string, args ...any) scanner {
+	return q.r.QueryRow(ctx, rebind(stmt, len(args)), args...)
+}
+
+// pgRows gives pgx.Rows the Close of [rows].
+type pgRows struct{ pgx.Rows }
+
+func (r pgRows) Close() error {
+	r.Rows.Close()
+	return nil
 }

@@ -37,19 +37,42 @@ const (
 	listenPingTimeout    = 10 * time.Second
 )
 
+// Notifier carries a run's cancel to every process on the database at
+// once: PostgreSQL's LISTEN/NOTIFY. A store has one if its database can
+// ([Store.Notifier]); without one (SQLite), the worker holding a cancelled
+// run hears of it from River (the run's job is cancelled with it), and the
+// watchers' poll is the backstop.
+type Notifier interface {
+	// NotifyCancelled tells every process listening on this database
+	// and schema (ListenCancelled) that run runID was cancelled.
+	NotifyCancelled(ctx context.Context, runID string) error
+	// ListenCancelled listens for the cancels that NotifyCancelled
+	// announces, calling fn with each run id, until ctx ends.
+	ListenCancelled(ctx context.Context, fn func(runID string), opts ...ListenOption) error
+}
+
+// Notifier returns the store's [Notifier] and true if its database has one
+// (PostgreSQL), or false (SQLite).
+func (s *Store) Notifier() (Notifier, bool) {
+	n, ok := s.d.(Notifier)
+	return n, ok
+}
+
+var _ Notifier = (*postgres)(nil)
+
 // NotifyCancelled tells every process listening on this database and schema
-// ([PGStore.ListenCancelled]) that run runID was cancelled. Call it after
+// (ListenCancelled) that run runID was cancelled. Call it after
 // the run row says so: listeners take the notification as a hint, read the
 // row and cancel the run's calls in flight if it says cancelled. The
 // notification carries nothing but the run id.
-func (s *PGStore) NotifyCancelled(ctx context.Context, runID string) error {
-	if _, err := s.pool.Exec(ctx, `SELECT pg_notify(`+cancelChannelSQL+`, $1)`, runID); err != nil {
+func (d *postgres) NotifyCancelled(ctx context.Context, runID string) error {
+	if _, err := d.exec(ctx, `SELECT pg_notify(`+cancelChannelSQL+`, ?)`, runID); err != nil {
 		return fmt.Errorf("sqlstore: announcing the cancel of run %s: %w", runID, err)
 	}
 	return nil
 }
 
-// ListenOption configures [PGStore.ListenCancelled].
+// ListenOption configures [Notifier.ListenCancelled].
 type ListenOption func(*listenConfig)
 
 type listenConfig struct {
@@ -77,7 +100,7 @@ func ListenOnListening(f func()) ListenOption {
 	return func(c *listenConfig) { c.onListening = f }
 }
 
-// ListenCancelled listens for the cancels that [PGStore.NotifyCancelled]
+// ListenCancelled listens for the cancels that NotifyCancelled
 // announces on this database and schema — from any process or machine, this
 // one included — and calls fn with each run id, until ctx ends; then it
 // returns nil. fn runs on the listener's goroutine, one call at a time, and
@@ -89,7 +112,7 @@ func ListenOnListening(f func()) ListenOption {
 // and reconnects, with a backoff from 100 ms doubling to 10 s; it never gives
 // up before ctx ends. Between a loss and the reconnect, notifications are
 // lost (see [ListenOnListening]).
-func (s *PGStore) ListenCancelled(ctx context.Context, fn func(runID string), opts ...ListenOption) error {
+func (d *postgres) ListenCancelled(ctx context.Context, fn func(runID string), opts ...ListenOption) error {
 	if fn == nil {
 		return errors.New("sqlstore: ListenCancelled needs a function to call")
 	}
@@ -99,7 +122,7 @@ func (s *PGStore) ListenCancelled(ctx context.Context, fn func(runID string), op
 	}
 	backoff := listenBackoffMin
 	for {
-		since, err := s.listenOnce(ctx, &cfg, fn)
+		since, err := d.listenOnce(ctx, &cfg, fn)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -109,7 +132,7 @@ func (s *PGStore) ListenCancelled(ctx context.Context, fn func(runID string), op
 		// Up to a quarter less, so that many workers do not reconnect in step.
 		delay := backoff - rand.N(backoff/4+1)
 		cfg.logger.Warn("sqlstore: listening for run cancels failed; reconnecting (meanwhile the watcher's poll sees cancels)",
-			"db", where(s.pool.Config()), "error", err, "retry_in", delay)
+			"db", where(d.pool.Config()), "error", err, "retry_in", delay)
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
@@ -124,8 +147,8 @@ func (s *PGStore) ListenCancelled(ctx context.Context, fn func(runID string), op
 // listenOnce connects, listens and calls fn for every notification until
 // the connection fails (the error) or ctx ends (nil). since is when it began
 // listening; zero if it never did.
-func (s *PGStore) listenOnce(ctx context.Context, cfg *listenConfig, fn func(string)) (since time.Time, err error) {
-	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig)
+func (d *postgres) listenOnce(ctx context.Context, cfg *listenConfig, fn func(string)) (since time.Time, err error) {
+	conn, err := pgx.ConnectConfig(ctx, d.pool.Config().ConnConfig)
 	if err != nil {
 		return time.Time{}, err
 	}

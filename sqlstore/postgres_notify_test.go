@@ -20,7 +20,7 @@ import (
 // test from hanging; nothing asserts how long anything took.
 const notifyPatience = 10 * time.Second
 
-// listener is a PGStore's ListenCancelled running for a test.
+// listener is a PostgreSQL store's ListenCancelled running for a test.
 type listener struct {
 	t         *testing.T
 	got       chan string   // run ids, as fn was called
@@ -48,7 +48,7 @@ func (b *syncBuffer) String() string {
 
 // listen starts s.ListenCancelled and waits until it listens. It is
 // stopped, and checked to return nil, at cleanup (or by stop).
-func listen(t *testing.T, s *sqlstore.PGStore, opts ...sqlstore.ListenOption) *listener {
+func listen(t *testing.T, s *sqlstore.Store, opts ...sqlstore.ListenOption) *listener {
 	t.Helper()
 	l := &listener{t: t, got: make(chan string, 100), listening: make(chan struct{}, 100), logs: &syncBuffer{}}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -57,7 +57,8 @@ func listen(t *testing.T, s *sqlstore.PGStore, opts ...sqlstore.ListenOption) *l
 		sqlstore.ListenLogger(slog.New(slog.NewTextHandler(l.logs, nil))),
 		sqlstore.ListenOnListening(func() { l.listening <- struct{}{} }),
 	}, opts...)
-	go func() { done <- s.ListenCancelled(ctx, func(id string) { l.got <- id }, opts...) }()
+	n := notifier(t, s)
+	go func() { done <- n.ListenCancelled(ctx, func(id string) { l.got <- id }, opts...) }()
 	var once sync.Once
 	l.stop = func() {
 		once.Do(func() {
@@ -98,9 +99,19 @@ func (l *listener) next() string {
 	}
 }
 
-func notify(t *testing.T, s *sqlstore.PGStore, id string) {
+// notifier returns s's Notifier, failing t if it has none.
+func notifier(t *testing.T, s *sqlstore.Store) sqlstore.Notifier {
 	t.Helper()
-	if err := s.NotifyCancelled(t.Context(), id); err != nil {
+	n, ok := s.Notifier()
+	if !ok || n == nil {
+		t.Fatal("a PostgreSQL store has no Notifier")
+	}
+	return n
+}
+
+func notify(t *testing.T, s *sqlstore.Store, id string) {
+	t.Helper()
+	if err := notifier(t, s).NotifyCancelled(t.Context(), id); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -238,7 +249,7 @@ func TestPostgresListenerIdlePingsKeepListening(t *testing.T) {
 func TestPostgresListenCancelledNeedsAFunction(t *testing.T) {
 	t.Parallel()
 	s := openPG(t)
-	if err := s.ListenCancelled(t.Context(), nil); err == nil {
+	if err := notifier(t, s).ListenCancelled(t.Context(), nil); err == nil {
 		t.Error("ListenCancelled(nil) = nil")
 	}
 }

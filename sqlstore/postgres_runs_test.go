@@ -1,33 +1,13 @@
 package sqlstore_test
 
 import (
-	"fmt"
 	"testing"
+	"time"
 
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/audit"
 	"github.com/jackc/pgx/v5"
 )
-
-// RunStatuses sends its ids as one text[] parameter, so PostgreSQL's limit
-// of 65535 bound parameters does not apply and the watcher's poll stays one
-// query.
-func TestPostgresRunStatusesTakesAnyNumberOfIDs(t *testing.T) {
-	t.Parallel()
-	ctx := t.Context()
-	s := openPG(t)
-	if err := s.RunInsert(ctx, &agent.Run{ID: "r1", Owner: "alice"}); err != nil {
-		t.Fatal(err)
-	}
-	ids := []string{"r1"}
-	for i := range 70_000 {
-		ids = append(ids, fmt.Sprintf("gone-%d", i))
-	}
-	got, err := s.RunStatuses(ctx, ids)
-	if err != nil || len(got) != 1 || got["r1"] != agent.StatusQueued {
-		t.Fatalf("RunStatuses(%d ids) = %v, %v; want r1 queued", len(ids), got, err)
-	}
-}
 
 // The audit log refuses edits, deletes and truncation, and its head and mark
 // never go back, as on SQLite; only the MAC chain and the seals catch
@@ -63,5 +43,52 @@ func TestPostgresAuditLogIsAppendOnly(t *testing.T) {
 	rows, err := s.AuditRows(ctx, audit.Query{})
 	if err != nil || len(rows) != 1 || rows[0].Path != "/a" {
 		t.Fatalf("after the refused edits: %+v, %v; want the one row as written", rows, err)
+	}
+}
+
+// On PostgreSQL a claim passes over a queued run that another transaction
+// holds locked (the candidate is selected SKIP LOCKED), so claimers never
+// wait for each other: with the oldest run locked, a claim takes the next
+// one, and is never seen waiting for the lock.
+func TestPostgresClaimPassesOverALockedRun(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	dsn := pgSchema(t)
+	s := openPGAt(t, dsn)
+	t0 := time.Now()
+	for i, id := range []string{"r1", "r2"} {
+		if err := s.RunInsert(ctx, &agent.Run{ID: id, Owner: "alice", CreatedAt: t0.Add(time.Duration(i) * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx, blocker, monitor := holdLock(t, dsn, `SELECT pg_backend_pid() FROM runs WHERE id = 'r1' FOR NO KEY UPDATE`)
+
+	type claim struct {
+		run *agent.Run
+		err error
+	}
+	claimed := make(chan claim, 1)
+	go func() {
+		r, err := s.RunClaim(ctx, "w1", t0.Add(time.Hour))
+		claimed <- claim{r, err}
+	}()
+	var got claim
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		select {
+		case got = <-claimed:
+		default:
+			if _, waits := blockedBy(t, monitor, blocker); waits {
+				_ = tx.Rollback(ctx) // let it go, then fail
+				t.Fatalf("the claim waits for the locked run r1; then it took %+v", <-claimed)
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the claim neither returned nor waited")
+			}
+			continue
+		}
+		break
+	}
+	if got.err != nil || got.run == nil || got.run.ID != "r2" {
+		t.Fatalf("RunClaim with r1 locked = %+v, %v; want r2", got.run, got.err)
 	}
 }

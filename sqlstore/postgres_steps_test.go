@@ -33,25 +33,7 @@ func TestPostgresStepAppendHoldsTheLeaseUntilItCommits(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	block, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer block.Close(context.Background())
-	tx, err := block.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(context.Background())
-	var blocker int
-	if err := tx.QueryRow(ctx, `SELECT pg_backend_pid() FROM step_seqs WHERE run_id = 'r1' FOR UPDATE`).Scan(&blocker); err != nil {
-		t.Fatal(err)
-	}
-	monitor, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer monitor.Close(context.Background())
+	tx, blocker, monitor := holdLock(t, dsn, `SELECT pg_backend_pid() FROM step_seqs WHERE run_id = 'r1' FOR UPDATE`)
 	appended := make(chan error, 1)
 	go func() {
 		appended <- s.StepAppend(ctx, "w1", &agent.Step{RunID: "r1", Kind: agent.StepTool, Tool: "late"})
@@ -123,6 +105,35 @@ func TestPostgresStepAppendHoldsTheLeaseUntilItCommits(t *testing.T) {
 		t.Errorf("the new owner read %d steps when it claimed the run, but the old owner's append landed after: the run has %d",
 			len(got.steps), len(final))
 	}
+}
+
+// holdLock runs query, which locks rows and returns pg_backend_pid(), in a
+// transaction on a connection of its own, and returns that transaction (to
+// end it; it is rolled back at cleanup otherwise), the pid, and another
+// connection to ask blockedBy who waits for the lock.
+func holdLock(t *testing.T, dsn, query string) (pgx.Tx, int, *pgx.Conn) {
+	t.Helper()
+	ctx := t.Context()
+	block, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = block.Close(context.Background()) })
+	tx, err := block.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+	var blocker int
+	if err := tx.QueryRow(ctx, query).Scan(&blocker); err != nil {
+		t.Fatal(err)
+	}
+	monitor, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = monitor.Close(context.Background()) })
+	return tx, blocker, monitor
 }
 
 // blockedBy returns the pid of a backend waiting for a lock that backend

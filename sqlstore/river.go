@@ -108,31 +108,6 @@ func (j *jobs[TTx]) enqueue(ctx context.Context, tx TTx, runID string) (int64, e
 	return res.Job.ID, nil
 }
 
-// adopt gives a job to each run of ids, each in its own transaction (inTx):
-// record stores the job's id on the run if it still has none, and reports
-// whether it did; if not, another process adopted the run first and the
-// transaction rolls back, so that a run never gets two jobs.
-func (j *jobs[TTx]) adopt(ctx context.Context, ids []string, inTx func(context.Context, func(TTx) error) error,
-	record func(tx TTx, runID string, jobID int64) (bool, error)) error {
-	for _, id := range ids {
-		err := inTx(ctx, func(tx TTx) error {
-			jobID, err := j.enqueue(ctx, tx, id)
-			if err != nil {
-				return err
-			}
-			won, err := record(tx, id, jobID)
-			if err == nil && !won {
-				err = errAdopted
-			}
-			return err
-		})
-		if err != nil && !errors.Is(err, errAdopted) {
-			return err
-		}
-	}
-	return nil
-}
-
 // cancel cancels job jobID: a job not yet worked never will be, and the
 // client working a running one has its context cancelled (PostgreSQL
 // NOTIFY, or riversqlite's notification table).
@@ -205,10 +180,6 @@ func (q *queue[TTx]) Work(ctx context.Context, limit int, work func(ctx context.
 	}
 	return nil
 }
-
-// errAdopted reports, inside an adoption's transaction, that another
-// process gave the run its job first: the transaction rolls back.
-var errAdopted = errors.New("the run has a job already")
 
 // stopTimeout bounds how long stopping River waits for its jobs, whose
 // runs stop with the Work context.

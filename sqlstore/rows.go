@@ -9,13 +9,16 @@ import (
 	"github.com/andonhq/andon/token"
 )
 
-// rows is what a query returns on either backend: *sql.Rows and pgx.Rows
-// both have these methods. The caller closes them.
+// rows is what a query returns on either backend. The caller closes them.
 type rows interface {
 	Next() bool
 	Scan(dest ...any) error
 	Err() error
+	Close() error
 }
+
+// scanner is a row to read: one of rows, or the row of a queryRow.
+type scanner interface{ Scan(dest ...any) error }
 
 // collect reads every row with scan. what says what is being read, for the
 // error.

@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -34,8 +33,8 @@ func (s *Store) RunInsert(ctx context.Context, run *agent.Run) error {
 	if run.CreatedAt.IsZero() {
 		run.CreatedAt = time.Now().UTC()
 	}
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO runs (`+runColumns+`)
+	err := s.d.inTx(ctx, func(tx tx) error {
+		if _, err := tx.exec(ctx, `INSERT INTO runs (`+runColumns+`)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			run.ID, run.Owner, nullBytes(run.Request), string(run.Status), string(run.Reason), run.Error,
 			run.LeaseOwner, nanos(run.LeaseExpires), string(run.PendingEffect), nullBytes(run.Suspended),
@@ -45,7 +44,7 @@ func (s *Store) RunInsert(ctx context.Context, run *agent.Run) error {
 		if run.Status != agent.StatusQueued {
 			return nil
 		}
-		return s.enqueueTx(ctx, tx, run.ID)
+		return enqueueTx(ctx, tx, run.ID)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlstore: inserting run %s: %w", run.ID, err)
@@ -54,18 +53,18 @@ func (s *Store) RunInsert(ctx context.Context, run *agent.Run) error {
 }
 
 // enqueueTx inserts run id's job in tx and records it on the run.
-func (s *Store) enqueueTx(ctx context.Context, tx *sql.Tx, id string) error {
-	jobID, err := s.jobs.enqueue(ctx, tx, id)
+func enqueueTx(ctx context.Context, tx tx, id string) error {
+	jobID, err := tx.enqueue(ctx, id)
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE runs SET job_id = ? WHERE id = ?`, jobID, id)
+	_, err = tx.exec(ctx, `UPDATE runs SET job_id = ? WHERE id = ?`, jobID, id)
 	return err
 }
 
 // RunGet implements [agent.Store].
 func (s *Store) RunGet(ctx context.Context, id string) (*agent.Run, error) {
-	run, err := scanRun(s.db.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
+	run, err := scanRun(s.d.queryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("sqlstore: reading run %s: %w", id, agent.ErrNotFound)
 	}
@@ -92,7 +91,7 @@ func (s *Store) RunList(ctx context.Context, filter agent.RunFilter) ([]*agent.R
 	}
 	if filter.Before != "" {
 		var created int64
-		err := s.db.QueryRowContext(ctx, `SELECT created_at FROM runs WHERE id = ?`, filter.Before).Scan(&created)
+		err := s.d.queryRow(ctx, `SELECT created_at FROM runs WHERE id = ?`, filter.Before).Scan(&created)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("sqlstore: listing runs before %s: %w", filter.Before, agent.ErrNotFound)
 		}
@@ -116,33 +115,31 @@ func (s *Store) RunList(ctx context.Context, filter agent.RunFilter) ([]*agent.R
 }
 
 // RunStatuses implements [agent.Store] with one query whatever the number
-// of ids: they travel as a single JSON array parameter, unpacked by
-// json_each, so there is no bound-parameter limit to chunk around and the
-// cancel watcher costs one statement per poll.
+// of ids: they travel as a single parameter (a JSON array unpacked by
+// json_each on SQLite, a text[] on PostgreSQL), so there is no
+// bound-parameter limit to chunk around and the cancel watcher costs one
+// statement per poll.
 func (s *Store) RunStatuses(ctx context.Context, ids []string) (map[string]agent.Status, error) {
 	if len(ids) == 0 {
 		return map[string]agent.Status{}, nil
 	}
-	list, err := json.Marshal(ids)
+	in, list := s.d.idIn(ids)
+	rs, err := s.d.query(ctx, `SELECT id, status FROM runs WHERE id `+in, list)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: reading run statuses: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, status FROM runs WHERE id IN (SELECT value FROM json_each(?))`, string(list))
-	if err != nil {
-		return nil, fmt.Errorf("sqlstore: reading run statuses: %w", err)
-	}
-	defer rows.Close()
-	return statusMap(rows)
+	defer rs.Close()
+	return statusMap(rs)
 }
 
 // queryRuns runs a query returning runColumns rows.
 func (s *Store) queryRuns(ctx context.Context, what, stmt string, args ...any) ([]*agent.Run, error) {
-	rows, err := s.db.QueryContext(ctx, stmt, args...)
+	rs, err := s.d.query(ctx, stmt, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: %s: %w", what, err)
 	}
-	defer rows.Close()
-	return collect(rows, what, scanRun)
+	defer rs.Close()
+	return collect(rs, what, scanRun)
 }
 
 // scanRun reads one row of runColumns.
@@ -195,18 +192,18 @@ func nullBytes(b []byte) any {
 
 // CancelRunJob cancels the River job of run id, which must be cancelled
 // already: a job not yet worked is never handed out, and the worker
-// holding a running one hears of it (riversqlite's notification table)
-// and has its watcher read the run's row. It is a hint, made after the
+// holding a running one hears of it (PostgreSQL's NOTIFY, riversqlite's
+// notification table) and has its watcher read the run's row. It is a hint, made after the
 // cancel, not part of it: the row is what says cancelled. A run without a
 // job, or a job already finished, is not an error.
 func (s *Store) CancelRunJob(ctx context.Context, id string) error {
 	var jobID sql.NullInt64
-	err := s.db.QueryRowContext(ctx, `SELECT job_id FROM runs WHERE id = ? AND status = 'cancelled'`, id).Scan(&jobID)
+	err := s.d.queryRow(ctx, `SELECT job_id FROM runs WHERE id = ? AND status = 'cancelled'`, id).Scan(&jobID)
 	if errors.Is(err, sql.ErrNoRows) || err == nil && !jobID.Valid {
 		return nil
 	}
 	if err == nil {
-		err = s.jobs.cancel(ctx, jobID.Int64)
+		err = s.d.cancelJob(ctx, jobID.Int64)
 	}
 	if err != nil {
 		return fmt.Errorf("sqlstore: cancelling the job of run %s: %w", id, err)

@@ -7,30 +7,16 @@ import (
 	"github.com/andonhq/andon/agent"
 )
 
-// runCountsQuery counts runs by status; the same text serves both
-// backends, and an index leading with status answers it.
-const runCountsQuery = `SELECT status, COUNT(*) FROM runs GROUP BY status`
-
-// RunCountByStatus returns the number of runs in each status, in one query.
-// Statuses no run is in are absent.
+// RunCountByStatus returns the number of runs in each status, in one query
+// (an index leading with status answers it). Statuses no run is in are
+// absent.
 func (s *Store) RunCountByStatus(ctx context.Context) (map[agent.Status]int64, error) {
-	rows, err := s.db.QueryContext(ctx, runCountsQuery)
+	rs, err := s.d.query(ctx, `SELECT status, COUNT(*) FROM runs GROUP BY status`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: counting runs: %w", err)
 	}
-	defer rows.Close()
-	return countMap(rows)
-}
-
-// RunCountByStatus returns the number of runs in each status, in one query.
-// Statuses no run is in are absent.
-func (s *PGStore) RunCountByStatus(ctx context.Context) (map[agent.Status]int64, error) {
-	rows, err := s.pool.Query(ctx, runCountsQuery)
-	if err != nil {
-		return nil, fmt.Errorf("sqlstore: counting runs: %w", err)
-	}
-	defer rows.Close()
-	return countMap(rows)
+	defer rs.Close()
+	return countMap(rs)
 }
 
 type statusCount struct {

@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -17,7 +16,7 @@ const secretColumns = `name, placement, hosts, key_id, sealed, updated_at`
 
 // SecretGet implements [vault.Backend].
 func (s *Store) SecretGet(ctx context.Context, name string) (vault.Record, error) {
-	rec, err := scanSecret(s.db.QueryRowContext(ctx, `SELECT `+secretColumns+` FROM secrets WHERE name = ?`, name))
+	rec, err := s.scanSecret(s.d.queryRow(ctx, `SELECT `+secretColumns+` FROM secrets WHERE name = ?`, name))
 	if errors.Is(err, sql.ErrNoRows) {
 		return vault.Record{}, vault.ErrNotFound
 	}
@@ -29,10 +28,6 @@ func (s *Store) SecretGet(ctx context.Context, name string) (vault.Record, error
 
 // SecretPut implements [vault.Backend].
 func (s *Store) SecretPut(ctx context.Context, rec vault.Record, replace bool) error {
-	hosts, err := json.Marshal(nonNil(rec.Hosts))
-	if err != nil {
-		return err
-	}
 	stmt := `INSERT INTO secrets (` + secretColumns + `) VALUES (?, ?, ?, ?, ?, ?)`
 	if replace {
 		stmt += ` ON CONFLICT (name) DO UPDATE SET placement = excluded.placement, hosts = excluded.hosts,
@@ -40,11 +35,11 @@ func (s *Store) SecretPut(ctx context.Context, rec vault.Record, replace bool) e
 	} else {
 		stmt += ` ON CONFLICT (name) DO NOTHING`
 	}
-	res, err := s.db.ExecContext(ctx, stmt, rec.Name, rec.Placement, string(hosts), rec.KeyID, rec.Sealed, rec.UpdatedAt.UnixNano())
+	n, err := s.d.exec(ctx, stmt, rec.Name, rec.Placement, s.d.hostsArg(rec.Hosts), rec.KeyID, rec.Sealed, rec.UpdatedAt.UnixNano())
 	if err != nil {
 		return fmt.Errorf("sqlstore: writing secret: %w", err)
 	}
-	if n, err := res.RowsAffected(); err == nil && n == 0 {
+	if n == 0 {
 		return vault.ErrExists
 	}
 	return nil
@@ -52,11 +47,11 @@ func (s *Store) SecretPut(ctx context.Context, rec vault.Record, replace bool) e
 
 // SecretDelete implements [vault.Backend].
 func (s *Store) SecretDelete(ctx context.Context, name string) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM secrets WHERE name = ?`, name)
+	n, err := s.d.exec(ctx, `DELETE FROM secrets WHERE name = ?`, name)
 	if err != nil {
 		return fmt.Errorf("sqlstore: deleting secret: %w", err)
 	}
-	if n, err := res.RowsAffected(); err == nil && n == 0 {
+	if n == 0 {
 		return vault.ErrNotFound
 	}
 	return nil
@@ -64,13 +59,17 @@ func (s *Store) SecretDelete(ctx context.Context, name string) error {
 
 // SecretList implements [vault.Backend].
 func (s *Store) SecretList(ctx context.Context) ([]vault.Record, error) {
-	return listSecrets(ctx, s.db)
+	return s.listSecrets(ctx, s.d)
 }
 
-// SecretRekey implements [vault.Backend].
+// SecretRekey implements [vault.Backend]. No record is written by anyone
+// else between the read and the rewrite, so every record is rewritten.
 func (s *Store) SecretRekey(ctx context.Context, reseal func(vault.Record) (vault.Record, error)) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		recs, err := listSecrets(ctx, tx)
+	return s.d.inTx(ctx, func(tx tx) error {
+		if err := s.d.lockSecrets(ctx, tx); err != nil {
+			return err
+		}
+		recs, err := s.listSecrets(ctx, tx)
 		if err != nil {
 			return err
 		}
@@ -82,12 +81,8 @@ func (s *Store) SecretRekey(ctx context.Context, reseal func(vault.Record) (vaul
 			if next.Name != rec.Name {
 				return fmt.Errorf("sqlstore: rekey renamed secret %q to %q", rec.Name, next.Name)
 			}
-			hosts, err := json.Marshal(nonNil(next.Hosts))
-			if err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE secrets SET placement = ?, hosts = ?, key_id = ?, sealed = ?, updated_at = ? WHERE name = ?`,
-				next.Placement, string(hosts), next.KeyID, next.Sealed, next.UpdatedAt.UnixNano(), next.Name); err != nil {
+			if _, err := tx.exec(ctx, `UPDATE secrets SET placement = ?, hosts = ?, key_id = ?, sealed = ?, updated_at = ? WHERE name = ?`,
+				next.Placement, s.d.hostsArg(next.Hosts), next.KeyID, next.Sealed, next.UpdatedAt.UnixNano(), next.Name); err != nil {
 				return fmt.Errorf("sqlstore: rewriting secret: %w", err)
 			}
 		}
@@ -95,30 +90,21 @@ func (s *Store) SecretRekey(ctx context.Context, reseal func(vault.Record) (vaul
 	})
 }
 
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
-
-func listSecrets(ctx context.Context, q querier) ([]vault.Record, error) {
-	rows, err := q.QueryContext(ctx, `SELECT `+secretColumns+` FROM secrets ORDER BY name`)
+func (s *Store) listSecrets(ctx context.Context, q querier) ([]vault.Record, error) {
+	rs, err := q.query(ctx, `SELECT `+secretColumns+` FROM secrets ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: listing secrets: %w", err)
 	}
-	defer rows.Close()
-	return collect(rows, "listing secrets", scanSecret)
+	defer rs.Close()
+	return collect(rs, "listing secrets", s.scanSecret)
 }
 
-type scanner interface{ Scan(dest ...any) error }
-
-func scanSecret(row scanner) (vault.Record, error) {
+// scanSecret reads one row of secretColumns.
+func (s *Store) scanSecret(row scanner) (vault.Record, error) {
 	var rec vault.Record
-	var hosts string
 	var updated int64
-	if err := row.Scan(&rec.Name, &rec.Placement, &hosts, &rec.KeyID, &rec.Sealed, &updated); err != nil {
+	if err := row.Scan(&rec.Name, &rec.Placement, s.d.hostsDest(&rec.Hosts), &rec.KeyID, &rec.Sealed, &updated); err != nil {
 		return vault.Record{}, err
-	}
-	if err := json.Unmarshal([]byte(hosts), &rec.Hosts); err != nil {
-		return vault.Record{}, fmt.Errorf("secret %q: hosts column: %w", rec.Name, err)
 	}
 	if len(rec.Hosts) == 0 {
 		rec.Hosts = nil

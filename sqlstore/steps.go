@@ -20,10 +20,9 @@ const heldForSteps = `lease_owner = %s AND status IN ('running', 'cancelled')`
 // StepAppend implements [agent.Store]. One statement checks the lease,
 // picks seq (the run's last plus one) and inserts the step, so a segment
 // that lost the run appends nothing, and concurrent appends to a run get
-// distinct, consecutive numbers. (The statement takes SQLite's write lock
-// before it reads, so nothing moves the lease between the check and the
-// insert.) It sets step.Seq, and step.At to now if it is zero. Text is
-// stored whole.
+// distinct, consecutive numbers; the dialect's stepInsert says how each
+// backend keeps the lease from moving meanwhile. It sets step.Seq, and
+// step.At to now if it is zero. Text is stored whole.
 func (s *Store) StepAppend(ctx context.Context, owner string, step *agent.Step) error {
 	what := "appending a step to run " + step.RunID
 	if owner == "" {
@@ -33,12 +32,9 @@ func (s *Store) StepAppend(ctx context.Context, owner string, step *agent.Step) 
 		step.At = time.Now().UTC()
 	}
 	var seq int
-	err := s.db.QueryRowContext(ctx, `INSERT INTO steps (`+stepColumns+`)
-		SELECT id, (SELECT COALESCE(MAX(seq), 0) + 1 FROM steps WHERE run_id = runs.id), ?, ?, ?, ?, ?, ?, ?, ?
-		FROM runs WHERE id = ? AND `+fmt.Sprintf(heldForSteps, "?")+`
-		RETURNING seq`,
+	err := s.d.queryRow(ctx, s.d.stepInsert(),
 		nanos(step.At), string(step.Kind), step.Round, step.Tool, nullBytes(step.Args), string(step.Outcome),
-		step.Text, int64(step.Duration), step.RunID, owner).Scan(&seq)
+		s.d.textArg(step.Text), int64(step.Duration), step.RunID, owner).Scan(&seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return s.whyNoStep(ctx, what, step.RunID)
 	}
@@ -53,7 +49,7 @@ func (s *Store) StepAppend(ctx context.Context, owner string, step *agent.Step) 
 // exist, or the caller does not hold it.
 func (s *Store) whyNoStep(ctx context.Context, what, runID string) error {
 	var one int
-	err := s.db.QueryRowContext(ctx, `SELECT 1 FROM runs WHERE id = ?`, runID).Scan(&one)
+	err := s.d.queryRow(ctx, `SELECT 1 FROM runs WHERE id = ?`, runID).Scan(&one)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("sqlstore: %s: %w", what, agent.ErrNotFound)
@@ -66,10 +62,10 @@ func (s *Store) whyNoStep(ctx context.Context, what, runID string) error {
 // StepList implements [agent.Store]: the run's steps by seq. A run with no
 // steps, or that does not exist, has none.
 func (s *Store) StepList(ctx context.Context, runID string) ([]*agent.Step, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+stepColumns+` FROM steps WHERE run_id = ? ORDER BY seq`, runID)
+	rs, err := s.d.query(ctx, `SELECT `+stepColumns+` FROM steps WHERE run_id = ? ORDER BY seq`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: listing the steps of run %s: %w", runID, err)
 	}
-	defer rows.Close()
-	return collect(rows, "listing the steps of run "+runID, scanStep)
+	defer rs.Close()
+	return collect(rs, "listing the steps of run "+runID, scanStep)
 }

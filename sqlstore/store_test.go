@@ -6,28 +6,7 @@ import (
 	"testing"
 
 	"github.com/andonhq/andon/sqlstore"
-	"github.com/andonhq/andon/sqlstore/storetest"
-	"github.com/andonhq/andon/token"
 )
-
-func openStore(t *testing.T) *sqlstore.Store {
-	t.Helper()
-	s, err := sqlstore.Open(t.Context(), filepath.Join(t.TempDir(), "andon.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return s
-}
-
-func TestConformance(t *testing.T) {
-	t.Parallel()
-	storetest.Exercise(t, func(t *testing.T) storetest.Store { return openStore(t) })
-}
 
 func TestOpenTwiceMigratesOnce(t *testing.T) {
 	t.Parallel()
@@ -65,9 +44,4 @@ func TestOpenTurnsOnWAL(t *testing.T) {
 	if err := raw.QueryRowContext(t.Context(), `SELECT count(*) FROM schema_migrations`).Scan(&migrations); err != nil || migrations != len(files) {
 		t.Fatalf("schema_migrations has %d rows, %v; want one per migration file, %d", migrations, err, len(files))
 	}
-}
-
-func TestTokensConformance(t *testing.T) {
-	t.Parallel()
-	storetest.ExerciseTokens(t, func(t *testing.T) token.Store { return openStore(t) })
 }

@@ -16,7 +16,7 @@ const tokenColumns = `id, name, role, hash, created_at, last_used_at, revoked_at
 
 // TokenCreate implements [token.Store].
 func (s *Store) TokenCreate(ctx context.Context, t *token.Token) error {
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO api_tokens (`+tokenColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+	if _, err := s.d.exec(ctx, `INSERT INTO api_tokens (`+tokenColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		t.ID, t.Name, string(t.Role), t.Hash, nanos(t.CreatedAt), nanos(t.LastUsedAt), nanos(t.RevokedAt)); err != nil {
 		return fmt.Errorf("sqlstore: storing token %s: %w", t.ID, err)
 	}
@@ -25,7 +25,7 @@ func (s *Store) TokenCreate(ctx context.Context, t *token.Token) error {
 
 // TokenByHash implements [token.Store].
 func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*token.Token, error) {
-	t, err := scanToken(s.db.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM api_tokens WHERE hash = ?`, hash))
+	t, err := scanToken(s.d.queryRow(ctx, `SELECT `+tokenColumns+` FROM api_tokens WHERE hash = ?`, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, token.ErrNotFound
 	}
@@ -37,22 +37,22 @@ func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*token.Token, err
 
 // TokenList implements [token.Store].
 func (s *Store) TokenList(ctx context.Context) ([]*token.Token, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+tokenColumns+` FROM api_tokens ORDER BY created_at, id`)
+	rs, err := s.d.query(ctx, `SELECT `+tokenColumns+` FROM api_tokens ORDER BY created_at, id`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: listing tokens: %w", err)
 	}
-	defer rows.Close()
-	return collect(rows, "listing tokens", scanToken)
+	defer rs.Close()
+	return collect(rs, "listing tokens", scanToken)
 }
 
 // TokenRevoke implements [token.Store].
 func (s *Store) TokenRevoke(ctx context.Context, id string, at time.Time) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE api_tokens SET revoked_at = CASE WHEN revoked_at = 0 THEN ? ELSE revoked_at END WHERE id = ?`,
+	n, err := s.d.exec(ctx, `UPDATE api_tokens SET revoked_at = CASE WHEN revoked_at = 0 THEN ? ELSE revoked_at END WHERE id = ?`,
 		nanos(at), id)
 	if err != nil {
 		return fmt.Errorf("sqlstore: revoking token %s: %w", id, err)
 	}
-	if n, err := res.RowsAffected(); err == nil && n == 0 {
+	if n == 0 {
 		return token.ErrNotFound
 	}
 	return nil
@@ -60,7 +60,7 @@ func (s *Store) TokenRevoke(ctx context.Context, id string, at time.Time) error 
 
 // TokenTouch implements [token.Store].
 func (s *Store) TokenTouch(ctx context.Context, id string, at time.Time) error {
-	if _, err := s.db.ExecContext(ctx, `UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, nanos(at), id); err != nil {
+	if _, err := s.d.exec(ctx, `UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, nanos(at), id); err != nil {
 		return fmt.Errorf("sqlstore: recording the use of token %s: %w", id, err)
 	}
 	return nil

@@ -10,68 +10,32 @@ import (
 	"github.com/andonhq/andon/catalogue"
 )
 
-var (
-	_ catalogue.SettingsStore = (*Store)(nil)
-	_ catalogue.SettingsStore = (*PGStore)(nil)
-)
+var _ catalogue.SettingsStore = (*Store)(nil)
 
 const toolSettingColumns = `server, tool, enabled, effect, requires_approval, updated_by, updated_at`
 
-// toolSettingUpsert merges a change into a tool's row in one statement:
-// a NULL in the change keeps the stored value. Its placeholders are
-// written ? (SQLite) and rewritten $n for PostgreSQL.
-const toolSettingUpsert = `INSERT INTO tool_settings (` + toolSettingColumns + `) VALUES (%s)
-	ON CONFLICT (server, tool) DO UPDATE SET
-		enabled           = COALESCE(excluded.enabled, tool_settings.enabled),
-		effect            = COALESCE(excluded.effect, tool_settings.effect),
-		requires_approval = COALESCE(excluded.requires_approval, tool_settings.requires_approval),
-		updated_by        = excluded.updated_by,
-		updated_at        = excluded.updated_at
-	RETURNING ` + toolSettingColumns
-
 // ToolSettingList implements [catalogue.SettingsStore].
 func (s *Store) ToolSettingList(ctx context.Context) ([]catalogue.ToolSetting, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+toolSettingColumns+` FROM tool_settings ORDER BY server, tool`)
+	rs, err := s.d.query(ctx, `SELECT `+toolSettingColumns+` FROM tool_settings ORDER BY server, tool`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: listing tool settings: %w", err)
 	}
-	defer rows.Close()
-	return collect(rows, "listing tool settings", scanToolSetting)
+	defer rs.Close()
+	return collect(rs, "listing tool settings", scanToolSetting)
 }
 
-// ToolSettingUpdate implements [catalogue.SettingsStore].
+// ToolSettingUpdate implements [catalogue.SettingsStore]. It merges a
+// change into the tool's row in one statement: a NULL in the change (a nil
+// pointer, an empty effect) keeps the stored value.
 func (s *Store) ToolSettingUpdate(ctx context.Context, ch catalogue.ToolSetting) (catalogue.ToolSetting, error) {
-	sqliteBool := func(p *bool) any {
-		switch {
-		case p == nil:
-			return nil
-		case *p:
-			return int64(1)
-		}
-		return int64(0)
-	}
-	st, err := scanToolSetting(s.db.QueryRowContext(ctx, fmt.Sprintf(toolSettingUpsert, `?, ?, ?, ?, ?, ?, ?`),
-		ch.Server, ch.Tool, sqliteBool(ch.Enabled), nullEffect(ch.Effect), sqliteBool(ch.RequiresApproval),
-		ch.UpdatedBy, updatedAt(ch)))
-	if err != nil {
-		return catalogue.ToolSetting{}, fmt.Errorf("sqlstore: updating the setting of tool %q of server %q: %w", ch.Tool, ch.Server, err)
-	}
-	return st, nil
-}
-
-// ToolSettingList implements [catalogue.SettingsStore].
-func (s *PGStore) ToolSettingList(ctx context.Context) ([]catalogue.ToolSetting, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+toolSettingColumns+` FROM tool_settings ORDER BY server, tool`)
-	if err != nil {
-		return nil, fmt.Errorf("sqlstore: listing tool settings: %w", err)
-	}
-	defer rows.Close()
-	return collect(rows, "listing tool settings", scanToolSetting)
-}
-
-// ToolSettingUpdate implements [catalogue.SettingsStore].
-func (s *PGStore) ToolSettingUpdate(ctx context.Context, ch catalogue.ToolSetting) (catalogue.ToolSetting, error) {
-	st, err := scanToolSetting(s.pool.QueryRow(ctx, fmt.Sprintf(toolSettingUpsert, `$1, $2, $3, $4, $5, $6, $7`),
+	st, err := scanToolSetting(s.d.queryRow(ctx, `INSERT INTO tool_settings (`+toolSettingColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (server, tool) DO UPDATE SET
+			enabled           = COALESCE(excluded.enabled, tool_settings.enabled),
+			effect            = COALESCE(excluded.effect, tool_settings.effect),
+			requires_approval = COALESCE(excluded.requires_approval, tool_settings.requires_approval),
+			updated_by        = excluded.updated_by,
+			updated_at        = excluded.updated_at
+		RETURNING `+toolSettingColumns,
 		ch.Server, ch.Tool, ch.Enabled, nullEffect(ch.Effect), ch.RequiresApproval, ch.UpdatedBy, updatedAt(ch)))
 	if err != nil {
 		return catalogue.ToolSetting{}, fmt.Errorf("sqlstore: updating the setting of tool %q of server %q: %w", ch.Tool, ch.Server, err)
@@ -95,7 +59,7 @@ func updatedAt(ch catalogue.ToolSetting) int64 {
 	return ch.UpdatedAt.UnixNano()
 }
 
-// scanToolSetting reads one row of toolSettingColumns, on either backend.
+// scanToolSetting reads one row of toolSettingColumns.
 func scanToolSetting(row scanner) (catalogue.ToolSetting, error) {
 	var st catalogue.ToolSetting
 	var enabled, approval sql.NullBool

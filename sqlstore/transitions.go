@@ -15,9 +15,11 @@ import (
 // (and, where an owner is given, still held by that owner), and the number
 // of rows it changed says whether this caller won. Nothing is read first.
 // A single write statement takes SQLite's write lock before it reads, so the
-// guard and the change are atomic across connections and processes.
+// guard and the change are atomic across connections and processes; on
+// PostgreSQL, an UPDATE that waited for a concurrent transition evaluates
+// its guard again on the row as that transition left it.
 //
-// SQLite counts a row the WHERE clause matched as changed even when the new
+// Both count a row the WHERE clause matched as changed even when the new
 // values equal the old, so a renewal to the same deadline still reports the
 // lease held.
 
@@ -36,15 +38,17 @@ var (
 
 // RunClaim implements [agent.Store]. The oldest queued run (by creation
 // time, then id) becomes running, held by owner until leaseUntil; its
-// attempts go up by one and started_at is set on its first claim.
+// attempts go up by one and started_at is set on its first claim. On
+// PostgreSQL the candidate is locked so that concurrent claimers neither
+// wait for each other nor take the same run (see the dialect's claimLock).
 func (s *Store) RunClaim(ctx context.Context, owner string, leaseUntil time.Time) (*agent.Run, error) {
 	if err := checkLease(owner, leaseUntil); err != nil {
 		return nil, fmt.Errorf("sqlstore: claiming a run: %w", err)
 	}
-	run, err := scanRun(s.db.QueryRowContext(ctx, `UPDATE runs
+	run, err := scanRun(s.d.queryRow(ctx, `UPDATE runs
 		SET status = 'running', lease_owner = ?, lease_expires = ?, attempts = attempts + 1,
 			started_at = CASE WHEN started_at = 0 THEN ? ELSE started_at END
-		WHERE id = (SELECT id FROM runs WHERE status = 'queued' ORDER BY created_at, id LIMIT 1)
+		WHERE id = (SELECT id FROM runs WHERE status = 'queued' ORDER BY created_at, id LIMIT 1`+s.d.claimLock()+`)
 			AND status = 'queued'
 		RETURNING `+runColumns,
 		owner, nanos(leaseUntil), time.Now().UnixNano()))
@@ -62,7 +66,7 @@ func (s *Store) RunClaimID(ctx context.Context, id, owner string, leaseUntil tim
 	if err := checkLease(owner, leaseUntil); err != nil {
 		return nil, fmt.Errorf("sqlstore: claiming run %s: %w", id, err)
 	}
-	run, err := scanRun(s.db.QueryRowContext(ctx, `UPDATE runs
+	run, err := scanRun(s.d.queryRow(ctx, `UPDATE runs
 		SET status = 'running', lease_owner = ?, lease_expires = ?, attempts = attempts + 1,
 			started_at = CASE WHEN started_at = 0 THEN ? ELSE started_at END
 		WHERE id = ? AND status = 'queued'
@@ -129,7 +133,7 @@ func (s *Store) RunResume(ctx context.Context, id string, from agent.Status, own
 	if !waiting(from) {
 		return nil, fmt.Errorf("sqlstore: resuming run %s from %q: %w", id, from, errNotWaiting)
 	}
-	run, err := scanRun(s.db.QueryRowContext(ctx, `UPDATE runs
+	run, err := scanRun(s.d.queryRow(ctx, `UPDATE runs
 		SET status = 'running', lease_owner = ?, lease_expires = ?
 		WHERE id = ? AND status = ? AND suspended IS NOT NULL
 		RETURNING `+runColumns,
@@ -213,7 +217,7 @@ func (s *Store) RunFinishStale(ctx context.Context, id string, now time.Time, to
 
 // transition runs one guarded UPDATE and reports whether it changed the row.
 func (s *Store) transition(ctx context.Context, what, stmt string, args ...any) (bool, error) {
-	won, err := changedOne(s.db.ExecContext(ctx, stmt, args...))
+	won, err := changedOne(s.d.exec(ctx, stmt, args...))
 	if err != nil {
 		return false, fmt.Errorf("sqlstore: %s: %w", what, err)
 	}
@@ -224,26 +228,17 @@ func (s *Store) transition(ctx context.Context, what, stmt string, args ...any) 
 // won, inserts the run's new job in the same transaction.
 func (s *Store) requeue(ctx context.Context, what, id, stmt string, args ...any) (bool, error) {
 	won := false
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.d.inTx(ctx, func(tx tx) error {
 		var err error
-		if won, err = changedOne(tx.ExecContext(ctx, stmt, args...)); err != nil || !won {
+		if won, err = changedOne(tx.exec(ctx, stmt, args...)); err != nil || !won {
 			return err
 		}
-		return s.enqueueTx(ctx, tx, id)
+		return enqueueTx(ctx, tx, id)
 	})
 	if err != nil {
 		return false, fmt.Errorf("sqlstore: %s: %w", what, err)
 	}
 	return won, nil
-}
-
-// changedOne reports whether a statement changed one row.
-func changedOne(res sql.Result, err error) (bool, error) {
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
 }
 
 // checkLease refuses a claim that no guard could tell apart from "not held"

@@ -9,11 +9,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/audit"
-	"github.com/andonhq/andon/catalogue"
 	"github.com/andonhq/andon/sqlstore"
-	"github.com/andonhq/andon/token"
 	"github.com/andonhq/andon/vault"
 )
 
@@ -63,30 +60,9 @@ func (v dbValue) Set(s string) error {
 	return nil
 }
 
-// store is andon's database as the commands use it, whichever the backend:
-// a SQLite file ([sqlstore.Store]) or PostgreSQL ([sqlstore.PGStore]).
-type store interface {
-	vault.Backend
-	audit.Store
-	agent.Store
-	catalogue.SettingsStore
-	token.Store
-	SchemaVersion(ctx context.Context) (int, error)
-	Queue(sqlstore.QueueOptions) agent.Queue
-	CancelRunJob(ctx context.Context, id string) error
-	Close() error
-}
-
-var (
-	_ store = (*sqlstore.Store)(nil)
-	_ store = (*sqlstore.PGStore)(nil)
-)
-
 // isPostgres reports whether a --db value names a PostgreSQL database rather
 // than a SQLite file.
-func isPostgres(db string) bool {
-	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
-}
+func isPostgres(db string) bool { return sqlstore.IsPostgres(db) }
 
 // where names the database for messages: a file's path, or a PostgreSQL URL
 // without its user, password or any other secret.
@@ -152,16 +128,13 @@ func (f *storeFlags) openFor(ctx context.Context, e *env, name string, checkKey 
 }
 
 // openStore opens (and migrates) the database alone, without the key.
-func (f *storeFlags) openStore(ctx context.Context) (store, error) {
-	if isPostgres(f.db) {
-		return sqlstore.OpenPostgres(ctx, f.db)
-	}
+func (f *storeFlags) openStore(ctx context.Context) (*sqlstore.Store, error) {
 	return sqlstore.Open(ctx, f.db)
 }
 
 // stores is an open database with its vault and audit log.
 type stores struct {
-	store store
+	store *sqlstore.Store
 	key   vault.Key
 	// keyFromEnv reports that the key came from the environment.
 	keyFromEnv bool

@@ -199,20 +199,12 @@ func (rf *runtimeFlags) config(st *stores, tools agent.Tools, models *models, lo
 	return cfg
 }
 
-// cancelBus is what a store offers when it can carry a cancel to other
-// processes at once: PostgreSQL's LISTEN/NOTIFY. A SQLite store has none;
-// there, the worker holding a cancelled run hears of it from River (the
-// run's job is cancelled with it), and the watcher's poll is the backstop.
-type cancelBus interface {
-	NotifyCancelled(ctx context.Context, runID string) error
-	ListenCancelled(ctx context.Context, fn func(runID string), opts ...sqlstore.ListenOption) error
-}
-
-var _ cancelBus = (*sqlstore.PGStore)(nil)
-
-// bus returns the store's cancel bus, if it has one and rf lets it be used.
-func (s *stores) bus(rf *runtimeFlags) (cancelBus, bool) {
-	b, ok := s.store.(cancelBus)
+// bus returns the store's cancel bus, if it has one (PostgreSQL's
+// LISTEN/NOTIFY) and rf lets it be used. Without one, the worker holding a
+// cancelled run hears of it from River (the run's job is cancelled with
+// it), and the watcher's poll is the backstop.
+func (s *stores) bus(rf *runtimeFlags) (sqlstore.Notifier, bool) {
+	b, ok := s.store.Notifier()
 	return b, ok && rf.notify
 }
 

@@ -180,7 +180,11 @@ func checkStrayNotifyChangesNothing(t *testing.T, p *serveProc, b *andonProc, db
 		t.Fatal(err)
 	}
 	defer pg.Close()
-	if err := pg.NotifyCancelled(t.Context(), id); err != nil {
+	n, ok := pg.Notifier()
+	if !ok {
+		t.Fatal("a PostgreSQL store has no Notifier")
+	}
+	if err := n.NotifyCancelled(t.Context(), id); err != nil {
 		t.Fatal(err)
 	}
 	b.waitOutput("that it read the row on the stray NOTIFY", func(line string) bool {

@@ -1,0 +1,101 @@
+package sqlstore
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/audit"
+)
+
+// The dialect seam. The store's logic — guards, defaults, error wording,
+// the statement builders — is written once, in [Store]'s methods, above a
+// dialect that runs statements on one backend and supplies the few things
+// that really differ between SQLite and PostgreSQL. River is built the same
+// way, above riverdriver.Driver. Statements are written with ? placeholders;
+// the PostgreSQL dialect rebinds them to $1, $2, ….
+
+// querier runs statements: the database, or one of its transactions.
+type querier interface {
+	// exec runs a statement and returns the number of rows it changed.
+	exec(ctx context.Context, stmt string, args ...any) (int64, error)
+	// query runs a statement returning rows, which the caller closes.
+	query(ctx context.Context, stmt string, args ...any) (rows, error)
+	// queryRow runs a statement returning at most one row. Its Scan
+	// fails with an error that is sql.ErrNoRows if there was none.
+	queryRow(ctx context.Context, stmt string, args ...any) scanner
+}
+
+// tx is a transaction, which can also insert River jobs.
+type tx interface {
+	querier
+	// enqueue inserts run runID's River job in the transaction and
+	// returns its id.
+	enqueue(ctx context.Context, runID string) (int64, error)
+}
+
+// dialect is one backend: its connections and the SQL that differs.
+type dialect interface {
+	querier
+	// inTx runs fn in a transaction, committing if it returns nil and
+	// rolling back otherwise.
+	inTx(ctx context.Context, fn func(tx) error) error
+	close() error
+	// migrate applies andon's migrations and River's.
+	migrate(ctx context.Context) error
+	// queue returns River workers on the database; adopt gives a job to
+	// every queued run without one.
+	queue(opts QueueOptions, adopt func(context.Context) error) agent.Queue
+	// cancelJob cancels River job id.
+	cancelJob(ctx context.Context, jobID int64) error
+
+	// idIn returns the condition and its one argument that match a
+	// column against the list ids, whatever its length: a single
+	// parameter, so there is no bound-parameter limit to chunk around.
+	idIn(ids []string) (cond string, arg any)
+	// claimLock is the locking clause of the claim's candidate query.
+	claimLock() string
+	// hostsArg encodes a secret's hosts for the hosts column, and
+	// hostsDest is the scan destination that decodes them into dst.
+	hostsArg(hosts []string) any
+	hostsDest(dst *[]string) any
+	// stepInsert is the statement of a guarded step append; see
+	// [Store.StepAppend] for its arguments and what it returns.
+	stepInsert() string
+	// textArg encodes a step's text, stored whole whatever its bytes.
+	textArg(text string) any
+	// lockSecrets keeps secrets from being written by others until tx
+	// ends.
+	lockSecrets(ctx context.Context, tx tx) error
+	// lockHeads reads the audit log's heads in tx, keeping any other
+	// append from reading them until tx ends.
+	lockHeads(ctx context.Context, tx tx) (audit.Heads, error)
+	// writeAudit appends row and moves the head and the mark to head.
+	writeAudit(ctx context.Context, tx tx, row audit.Row, head audit.Head) error
+}
+
+// rebind rewrites the ? placeholders of stmt as $1, $2, … for
+// PostgreSQL. A statement without arguments is left as written: migration
+// files, which may hold a ? in a comment, run that way. andon's
+// statements hold no ? in a literal or a comment.
+func rebind(stmt string, nargs int) string {
+	if nargs == 0 || !strings.Contains(stmt, "?") {
+		return stmt
+	}
+	var b strings.Builder
+	b.Grow(len(stmt) + 2*nargs)
+	n := 0
+	for {
+		i := strings.IndexByte(stmt, '?')
+		if i < 0 {
+			b.WriteString(stmt)
+			return b.String()
+		}
+		n++
+		b.WriteString(stmt[:i])
+		b.WriteByte('$')
+		b.WriteString(strconv.Itoa(n))
+		stmt = stmt[i+1:]
+	}
+}

@@ -1,0 +1,221 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/audit"
+)
+
+// BusyTimeout is how long a statement waits for another connection's or
+// process's write lock before failing.
+const BusyTimeout = 10 * time.Second
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// sqlite is the SQLite dialect: one file, modernc.org/sqlite, WAL and a
+// busy timeout. Every transaction takes the write lock at BEGIN
+// (_txlock=immediate), and a single write statement takes it before it
+// reads, so its guard and its change are atomic across connections and
+// processes: that is what the locking methods below rely on.
+type sqlite struct {
+	sqliteQuerier
+	db   *sql.DB
+	jobs *jobs[*sql.Tx]
+}
+
+// openSQLite opens (creating if needed, with mode 0600) the SQLite
+// database at path.
+func openSQLite(path string, cfg openConfig) (*sqlite, error) {
+	if err := prepareFile(path, cfg.logger); err != nil {
+		return nil, fmt.Errorf("sqlstore: creating %s: %w", path, err)
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(BusyTimeout.Milliseconds(), 10)+")")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "foreign_keys(ON)")
+	q.Set("_txlock", "immediate") // take the write lock at BEGIN: no upgrade deadlocks
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: opening %s: %w", path, err)
+	}
+	j, err := newJobs(riversqlite.New(db))
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("sqlstore: %s: %w", path, err), db.Close())
+	}
+	return &sqlite{sqliteQuerier: sqliteQuerier{db}, db: db, jobs: j}, nil
+}
+
+func (d *sqlite) close() error { return d.db.Close() }
+
+func (d *sqlite) inTx(ctx context.Context, fn func(tx) error) error {
+	t, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(&sqliteTx{sqliteQuerier{t}, t, d.jobs}); err != nil {
+		return errors.Join(err, ignoreDone(t.Rollback()))
+	}
+	return t.Commit()
+}
+
+func ignoreDone(err error) error {
+	if errors.Is(err, sql.ErrTxDone) {
+		return nil
+	}
+	return err
+}
+
+// migrate applies andon's migrations and River's in one transaction,
+// under the write lock its BEGIN takes.
+func (d *sqlite) migrate(ctx context.Context) error {
+	return d.inTx(ctx, func(t tx) error {
+		if _, err := t.exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			version    INTEGER PRIMARY KEY,
+			name       TEXT    NOT NULL,
+			applied_at INTEGER NOT NULL
+		) STRICT`); err != nil {
+			return fmt.Errorf("creating schema_migrations: %w", err)
+		}
+		if err := applyMigrations(ctx, t, migrations, "migrations"); err != nil {
+			return err
+		}
+		return d.jobs.migrateTx(ctx, t.(*sqliteTx).tx)
+	})
+}
+
+func (d *sqlite) queue(opts QueueOptions, adopt func(context.Context) error) agent.Queue {
+	return &queue[*sql.Tx]{jobs: d.jobs, opts: opts, adopt: adopt}
+}
+
+// cancelJob cancels a job; the worker holding it hears of it through
+// riversqlite's notification table.
+func (d *sqlite) cancelJob(ctx context.Context, jobID int64) error { return d.jobs.cancel(ctx, jobID) }
+
+// idIn sends the ids as one JSON array, unpacked by json_each.
+func (d *sqlite) idIn(ids []string) (string, any) {
+	list, _ := json.Marshal(ids) // a []string always marshals
+	return `IN (SELECT value FROM json_each(?))`, string(list)
+}
+
+// claimLock is empty: the claim's UPDATE holds the write lock.
+func (d *sqlite) claimLock() string { return "" }
+
+// hostsArg stores the hosts as a JSON array of text.
+func (d *sqlite) hostsArg(hosts []string) any {
+	b, _ := json.Marshal(nonNil(hosts)) // a []string always marshals
+	return string(b)
+}
+
+func (d *sqlite) hostsDest(dst *[]string) any { return jsonHosts{dst} }
+
+// jsonHosts scans a JSON array of text.
+type jsonHosts struct{ dst *[]string }
+
+func (h jsonHosts) Scan(src any) error {
+	var b []byte
+	switch v := src.(type) {
+	case string:
+		b = []byte(v)
+	case []byte:
+		b = v
+	default:
+		return fmt.Errorf("hosts column: %T is not text", src)
+	}
+	if err := json.Unmarshal(b, h.dst); err != nil {
+		return fmt.Errorf("hosts column: %w", err)
+	}
+	return nil
+}
+
+// stepInsert picks seq (the run's last plus one) in the statement that
+// inserts the step. The statement takes the write lock before it reads, so
+// nothing moves the lease between the check and the insert, and
+// concurrent appends to a run get distinct, consecutive numbers.
+func (d *sqlite) stepInsert() string {
+	return `INSERT INTO steps (` + stepColumns + `)
+		SELECT id, (SELECT COALESCE(MAX(seq), 0) + 1 FROM steps WHERE run_id = runs.id), ?, ?, ?, ?, ?, ?, ?, ?
+		FROM runs WHERE id = ? AND ` + fmt.Sprintf(heldForSteps, "?") + `
+		RETURNING seq`
+}
+
+// textArg is the text as it is: the column is TEXT, which takes any bytes.
+func (d *sqlite) textArg(text string) any { return text }
+
+// lockSecrets does nothing: the transaction holds the write lock.
+func (d *sqlite) lockSecrets(context.Context, tx) error { return nil }
+
+// lockHeads reads the heads: the transaction holds the write lock, so
+// appends from other connections and processes wait.
+func (d *sqlite) lockHeads(ctx context.Context, t tx) (audit.Heads, error) { return readHeads(ctx, t) }
+
+// writeAudit inserts the row, then moves the head and the mark.
+func (d *sqlite) writeAudit(ctx context.Context, t tx, row audit.Row, head audit.Head) error {
+	if _, err := t.exec(ctx, `INSERT INTO audit_log (`+auditColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		auditArgs(row)...); err != nil {
+		return fmt.Errorf("sqlstore: appending audit row: %w", err)
+	}
+	for _, table := range []string{"audit_head", "audit_mark"} {
+		if _, err := t.exec(ctx, `INSERT INTO `+table+` (id, seq, first_seq, length, mac, seal) VALUES (1, ?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, first_seq = excluded.first_seq,
+				length = excluded.length, mac = excluded.mac, seal = excluded.seal`,
+			head.Seq, head.First, head.Length, head.MAC, head.Seal); err != nil {
+			return fmt.Errorf("sqlstore: moving %s: %w", table, err)
+		}
+	}
+	return nil
+}
+
+// sqliteTx is a transaction of the SQLite dialect.
+type sqliteTx struct {
+	sqliteQuerier
+	tx   *sql.Tx
+	jobs *jobs[*sql.Tx]
+}
+
+func (t *sqliteTx) enqueue(ctx context.Context, runID string) (int64, error) {
+	return t.jobs.enqueue(ctx, t.tx, runID)
+}
+
+// sqlRunner is what a *sql.DB and a *sql.Tx have in common.
+type sqlRunner interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// sqliteQuerier is the querier of a database or a transaction.
+type sqliteQuerier struct{ r sqlRunner }
+
+func (q sqliteQuerier) exec(ctx context.Context, stmt string, args ...any) (int64, error) {
+	res, err := q.r.ExecContext(ctx, stmt, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (q sqliteQuerier) query(ctx context.Context, stmt string, args ...any) (rows, error) {
+	rs, err := q.r.QueryContext(ctx, stmt, args...)
+	if err != nil {
+		return nil, err
+	}
+	return rs, nil
+}
+
+func (q sqliteQuerier) queryRow(ctx context.Context, stmt string, args ...any) scanner {
+	return q.r.QueryRowContext(ctx, stmt, args...)
+}
