@@ -13,6 +13,7 @@ import (
 	"github.com/andonhq/andon/api"
 	"github.com/andonhq/andon/audit"
 	"github.com/andonhq/andon/catalogue"
+	"github.com/andonhq/andon/node"
 	"github.com/andonhq/andon/sqlstore"
 	"github.com/andonhq/andon/vault"
 )
@@ -23,8 +24,8 @@ import (
 const exitFailure = 1
 
 // auditKeyLabel labels the key the audit log is chained with, derived from
-// the vault (vault.Vault.DeriveKey). It must never change.
-const auditKeyLabel = "audit hmac v1"
+// the vault (vault.Vault.DeriveKey): the node's, which must never change.
+const auditKeyLabel = node.AuditKeyLabel
 
 // storeFlags are the flags of every command that opens andon's database.
 type storeFlags struct {
