@@ -52,7 +52,7 @@ type models struct {
 	openai *openai.Config // nil: not configured
 }
 
-// newModels checks o and builds the egress client that the openai model
+// newModels builds the egress client that the openai model
 // sends through: its key comes from the vault on the way out, and every
 // request leaves an audit row. ecfg is the egress every client shares.
 func newModels(ctx context.Context, base func(context.Context, *agent.Request) (model.Model, error), o *OpenAI, ecfg egress.Config, secrets *vault.Vault) (*models, error) {
@@ -60,22 +60,18 @@ func newModels(ctx context.Context, base func(context.Context, *agent.Request) (
 	if o == nil {
 		return ms, nil
 	}
-	// openai.New checks the URL before anything is built on it.
-	if _, err := openai.New(openai.Config{BaseURL: o.BaseURL, Model: "check"}); err != nil {
-		return nil, fmt.Errorf("%w: OpenAI.BaseURL: %w", ErrInvalidConfig, err)
-	}
-	u, _ := url.Parse(o.BaseURL)
+	u, _ := url.Parse(o.BaseURL) // Config.check parsed it
 	cfg := ecfg
 	cfg.Purpose = "model openai"
 	cfg.AllowedHosts = append(slices.Clone(ecfg.AllowedHosts), u.Hostname()) // the operator named it
 	cfg.Credential, cfg.Secrets = "", nil
-	if o.Credential != "" {
+	if o.Credential != "" { // a secret's hosts are known only now
 		info, err := secrets.Info(ctx, o.Credential)
 		if err != nil {
 			return nil, fmt.Errorf("OpenAI.Credential: %w", err)
 		}
 		if host := vault.NormalizeHost(u.Hostname()); !slices.Contains(info.Hosts, host) {
-			return nil, fmt.Errorf("%w: OpenAI.Credential: secret %q may not be sent to %s (its hosts: %s)", ErrInvalidConfig, o.Credential, host, strings.Join(info.Hosts, ", "))
+			return nil, fmt.Errorf("OpenAI.Credential: secret %q may not be sent to %s (its hosts: %s)", o.Credential, host, strings.Join(info.Hosts, ", "))
 		}
 		cfg.Credential, cfg.Secrets = o.Credential, secrets
 	}
@@ -119,4 +115,13 @@ func (m runTagged) Complete(ctx context.Context, req *model.Request) (*model.Res
 		ctx = egress.WithRun(ctx, id)
 	}
 	return m.Model.Complete(ctx, req)
+}
+
+// check refuses a config that openai.New would refuse, before anything is
+// built on it.
+func (o *OpenAI) check() error {
+	if _, err := openai.New(openai.Config{BaseURL: o.BaseURL, Model: "check"}); err != nil {
+		return fmt.Errorf("%w: OpenAI.BaseURL: %w", ErrInvalidConfig, err)
+	}
+	return nil
 }

@@ -191,8 +191,8 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: Key is required", ErrInvalidConfig)
 	case cfg.Workers < 0:
 		return fmt.Errorf("%w: Workers %d: want 0 (the default) or more", ErrInvalidConfig, cfg.Workers)
-	case cfg.OpenAI != nil && cfg.OpenAI.BaseURL == "":
-		return fmt.Errorf("%w: OpenAI.BaseURL is required", ErrInvalidConfig)
+	case cfg.OpenAI != nil:
+		return cfg.OpenAI.check()
 	}
 	return nil
 }

@@ -1,0 +1,118 @@
+package node_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/catalogue"
+	"github.com/andonhq/andon/mcp"
+	"github.com/andonhq/andon/mcp/mcptest"
+	"github.com/andonhq/andon/node"
+	"github.com/andonhq/andon/sqlstore/pgtest"
+)
+
+// waitFor waits, generously, for a run to reach want, and fails t if it ends
+// otherwise.
+func waitFor(t *testing.T, n *node.Node, runID string, want agent.Status) *agent.Run {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		run, err := n.Store().RunGet(context.Background(), runID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Status == want {
+			return run
+		}
+		if run.Status.Terminal() || time.Now().After(deadline) {
+			t.Fatalf("run %s is %s (%s: %s), want %s", runID, run.Status, run.Reason, run.Error, want)
+		}
+	}
+}
+
+// A cancel made on one node reaches the MCP wire of the node executing the
+// run, by the fan-out New wires — NOTIFY on PostgreSQL, the run's River job
+// on either backend — and not by the watcher's poll, which is too slow here
+// to be the one that does it.
+func TestCancelReachesTheNodeExecutingTheRun(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		postgres bool
+		noNotify bool
+	}{
+		{"sqlite", false, false},
+		{"postgres", true, false},
+		{"postgres without notify", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			db := filepath.Join(t.TempDir(), "andon.db")
+			if tc.postgres {
+				db = pgtest.Schema(t)
+			}
+			srv := mcptest.NewServer(nil)
+			defer srv.Close()
+			servers := &catalogue.Config{Servers: []catalogue.Server{{
+				Name: "s", Command: []string{"in-process"}, RequiresApproval: new(false),
+				Effects: map[string]agent.Effect{"slow": agent.EffectReadOnly},
+			}}}
+			key := newKey(t)
+			cfg := func(apiOnly bool) *node.Config {
+				return &node.Config{DB: db, Key: key, Servers: servers, APIOnly: apiOnly, NoNotify: tc.noNotify,
+					WatchInterval: time.Hour, // the backstop must not be what cancels
+					Dial: func(context.Context, catalogue.Server) (mcp.Transport, error) {
+						return srv.Transport(), nil
+					}}
+			}
+			worker, err := node.New(ctx, cfg(false))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer worker.Close()
+			api, err := node.New(ctx, cfg(true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer api.Close()
+			runCtx, stop := context.WithCancel(ctx)
+			defer stop()
+			for _, n := range []*node.Node{worker, api} {
+				stopped := make(chan error, 1)
+				go func() { stopped <- n.Run(runCtx) }()
+				defer func() { stop(); <-stopped }()
+			}
+
+			run, err := api.Runtime().Submit(ctx, "o", &agent.Request{Prompt: "p", Script: json.RawMessage(`{"steps": [
+				{"tool_calls": [{"name": "mcp_s_slow", "arguments": {"ms": 600000}}]}, {"text": "finished"}]}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+			defer cancel()
+			if _, err := srv.WaitFor(wctx, func(r mcptest.Record) bool { return r.Kind == mcptest.ToolStarted && r.Tool == "slow" }); err != nil {
+				t.Fatalf("the slow call never started: %v", err)
+			}
+			if err := api.Runtime().Cancel(ctx, agent.Actor{ID: "o"}, run.ID); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := srv.WaitFor(wctx, func(r mcptest.Record) bool { return r.Kind == mcptest.ToolCancelled && r.Tool == "slow" }); err != nil {
+				t.Fatalf("the server never saw the call cancelled: %v", err)
+			}
+			if got := srv.ReceivedMessages("notifications/cancelled"); len(got) != 1 {
+				t.Fatalf("the server got %d notifications/cancelled, want 1", len(got))
+			}
+			steps, err := worker.Store().StepList(ctx, run.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range steps {
+				if s.Kind == agent.StepTool && s.Outcome != agent.OutcomeCancelled {
+					t.Fatalf("the slow call's step is %s, want cancelled", s.Outcome)
+				}
+			}
+		})
+	}
+}
