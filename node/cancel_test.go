@@ -12,6 +12,7 @@ import (
 	"github.com/andonhq/andon/mcp"
 	"github.com/andonhq/andon/mcp/mcptest"
 	"github.com/andonhq/andon/node"
+	"github.com/andonhq/andon/sqlstore"
 	"github.com/andonhq/andon/sqlstore/pgtest"
 )
 
@@ -42,10 +43,15 @@ func TestCancelReachesTheNodeExecutingTheRun(t *testing.T) {
 		name     string
 		postgres bool
 		noNotify bool
+		// notifyOnly: the cancel is the row and a NOTIFY from a process
+		// that is no node (no River job cancel): the listener alone must
+		// carry it.
+		notifyOnly bool
 	}{
-		{"sqlite", false, false},
-		{"postgres", true, false},
-		{"postgres without notify", true, true},
+		{"sqlite", false, false, false},
+		{"postgres", true, false, false},
+		{"postgres without notify", true, true, false},
+		{"postgres notify alone", true, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -95,7 +101,9 @@ func TestCancelReachesTheNodeExecutingTheRun(t *testing.T) {
 			if _, err := srv.WaitFor(wctx, func(r mcptest.Record) bool { return r.Kind == mcptest.ToolStarted && r.Tool == "slow" }); err != nil {
 				t.Fatalf("the slow call never started: %v", err)
 			}
-			if err := api.Runtime().Cancel(ctx, agent.Actor{ID: "o"}, run.ID); err != nil {
+			if tc.notifyOnly {
+				cancelByNotifyAlone(t, db, run.ID)
+			} else if err := api.Runtime().Cancel(ctx, agent.Actor{ID: "o"}, run.ID); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := srv.WaitFor(wctx, func(r mcptest.Record) bool { return r.Kind == mcptest.ToolCancelled && r.Tool == "slow" }); err != nil {
@@ -114,5 +122,22 @@ func TestCancelReachesTheNodeExecutingTheRun(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// cancelByNotifyAlone cancels a run as a process on the database could
+// without a runtime: the row, then a NOTIFY.
+func cancelByNotifyAlone(t *testing.T, db, runID string) {
+	t.Helper()
+	pg, err := sqlstore.OpenPostgres(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+	if ok, err := pg.RunFinish(t.Context(), runID, "", agent.StatusCancelled, agent.ReasonCancelled, ""); err != nil || !ok {
+		t.Fatalf("RunFinish = %v, %v", ok, err)
+	}
+	if err := pg.NotifyCancelled(t.Context(), runID); err != nil {
+		t.Fatal(err)
 	}
 }

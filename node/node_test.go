@@ -2,12 +2,14 @@ package node_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/node"
@@ -143,5 +145,57 @@ func TestRunStopsCleanly(t *testing.T) {
 			}
 			n.Close()
 		})
+	}
+}
+
+// A queue that cannot work stops Run on its own, with why — on PostgreSQL
+// too, where the LISTEN connection must not keep Run waiting for a ctx
+// that nobody will cancel.
+func TestRunReturnsWhyTheQueueStopped(t *testing.T) {
+	for _, postgres := range []bool{false, true} {
+		name := map[bool]string{false: "sqlite", true: "postgres"}[postgres]
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			db := filepath.Join(t.TempDir(), "andon.db")
+			if postgres {
+				db = pgtest.Schema(t)
+			}
+			n, err := node.New(ctx, &node.Config{DB: db, Key: newKey(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer n.Close()
+			breakQueue(t, db, postgres)
+			stopped := make(chan error, 1)
+			go func() { stopped <- n.Run(ctx) }()
+			select {
+			case err := <-stopped:
+				if err == nil || !strings.Contains(err.Error(), "executing runs") || !strings.Contains(err.Error(), "job_id") {
+					t.Fatalf("Run = %v, want why the queue stopped", err)
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatal("Run did not return when its queue stopped")
+			}
+		})
+	}
+}
+
+// breakQueue takes away the column the runs' jobs are found by.
+func breakQueue(t *testing.T, db string, postgres bool) {
+	t.Helper()
+	const stmt = `ALTER TABLE runs RENAME COLUMN job_id TO job_id_gone`
+	if postgres {
+		if err := pgtest.Exec(t.Context(), db, stmt); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	raw, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(stmt); err != nil {
+		t.Fatal(err)
 	}
 }
