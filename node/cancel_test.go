@@ -36,8 +36,8 @@ func waitFor(t *testing.T, n *node.Node, runID string, want agent.Status) *agent
 
 // A cancel made on one node reaches the MCP wire of the node executing the
 // run, by the fan-out New wires — NOTIFY on PostgreSQL, the run's River job
-// on either backend — and not by the watcher's poll, which is too slow here
-// to be the one that does it.
+// on either backend — and not by the watcher's poll or a lease renewal,
+// which are too slow here to be the ones that do it.
 func TestCancelReachesTheNodeExecutingTheRun(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -68,7 +68,9 @@ func TestCancelReachesTheNodeExecutingTheRun(t *testing.T) {
 			key := newKey(t)
 			cfg := func(apiOnly bool) *node.Config {
 				return &node.Config{DB: db, Key: key, Servers: servers, APIOnly: apiOnly, NoNotify: tc.noNotify,
-					WatchInterval: time.Hour, // the backstop must not be what cancels
+					// Neither the watcher's poll (the backstop) nor a lease
+					// renewal, which reads the row too, may be what cancels.
+					WatchInterval: time.Hour, LeaseDuration: time.Hour,
 					Dial: func(context.Context, catalogue.Server) (mcp.Transport, error) {
 						return srv.Transport(), nil
 					}}
