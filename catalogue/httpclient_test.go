@@ -36,8 +36,8 @@ func TestOptionsHTTPClientCarriesAServersRequests(t *testing.T) {
 	var mu sync.Mutex
 	imports := map[string]error{}
 	cat, err := catalogue.New(&catalogue.Config{Servers: []catalogue.Server{
-		{Name: "through", URL: hs.URL + "/mcp", },
-		{Name: "refused", URL: hs.URL + "/mcp?refused", },
+		{Name: "through", URL: hs.URL + "/mcp"},
+		{Name: "refused", URL: hs.URL + "/mcp?refused"},
 	}}, &catalogue.Options{
 		HTTPClient: func(_ context.Context, s catalogue.Server) (*http.Client, error) {
 			if s.Name == "refused" {
