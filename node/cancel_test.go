@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -141,5 +142,61 @@ func cancelByNotifyAlone(t *testing.T, db, runID string) {
 	}
 	if err := pg.NotifyCancelled(t.Context(), runID); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A cancel announced while the listener was away is missed by it: once it
+// listens again, the watcher reads the rows at once instead of at its next
+// poll.
+func TestAListenerBackFromALossLooksAtOnce(t *testing.T) {
+	ctx := context.Background()
+	app := "andon_node_" + strings.ReplaceAll(t.Name(), "/", "_")
+	base := pgtest.Schema(t)
+	db := pgtest.WithParams(base, map[string]string{"application_name": app})
+	srv := mcptest.NewServer(nil)
+	defer srv.Close()
+	n, err := node.New(ctx, &node.Config{DB: db, Key: newKey(t),
+		Servers: &catalogue.Config{Servers: []catalogue.Server{{
+			Name: "s", Command: []string{"in-process"}, RequiresApproval: new(false),
+			Effects: map[string]agent.Effect{"slow": agent.EffectReadOnly},
+		}}},
+		WatchInterval: time.Hour, LeaseDuration: time.Hour,
+		Dial: func(context.Context, catalogue.Server) (mcp.Transport, error) { return srv.Transport(), nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	runCtx, stop := context.WithCancel(ctx)
+	stopped := make(chan error, 1)
+	go func() { stopped <- n.Run(runCtx) }()
+	defer func() { stop(); <-stopped }()
+
+	run, err := n.Runtime().Submit(ctx, "o", &agent.Request{Prompt: "p", Script: json.RawMessage(`{"steps": [
+		{"tool_calls": [{"name": "mcp_s_slow", "arguments": {"ms": 600000}}]}, {"text": "finished"}]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if _, err := srv.WaitFor(wctx, func(r mcptest.Record) bool { return r.Kind == mcptest.ToolStarted && r.Tool == "slow" }); err != nil {
+		t.Fatalf("the slow call never started: %v", err)
+	}
+	// Cancelled in the row only, as while nobody listened: no NOTIFY, no
+	// job cancel.
+	pg, err := sqlstore.OpenPostgres(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+	if ok, err := pg.RunFinish(ctx, run.ID, "", agent.StatusCancelled, agent.ReasonCancelled, ""); err != nil || !ok {
+		t.Fatalf("RunFinish = %v, %v", ok, err)
+	}
+	if err := pgtest.Exec(wctx, base, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE application_name = '`+app+`' AND query LIKE 'LISTEN%'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.WaitFor(wctx, func(r mcptest.Record) bool { return r.Kind == mcptest.ToolCancelled && r.Tool == "slow" }); err != nil {
+		t.Fatalf("the call was not cancelled once the listener was back: %v", err)
 	}
 }
