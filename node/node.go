@@ -103,8 +103,7 @@ type Node struct {
 	apiOnly    bool
 	logger     *slog.Logger
 
-	streams    chan struct{} // closed: the API's event streams end
-	endStreams func()
+	endStreams func() // the API's event streams end
 	closeOnce  sync.Once
 }
 
@@ -121,7 +120,7 @@ func New(ctx context.Context, cfg *Config) (_ *Node, err error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	streams := make(chan struct{})
-	n := &Node{store: cfg.Store, apiOnly: cfg.APIOnly, logger: logger, streams: streams,
+	n := &Node{store: cfg.Store, apiOnly: cfg.APIOnly, logger: logger,
 		endStreams: sync.OnceFunc(func() { close(streams) })}
 	if n.store == nil {
 		st, err := openStore(ctx, cfg.DB, sqlstore.OpenLogger(logger))
