@@ -31,9 +31,16 @@ var ErrClosed = fmt.Errorf("catalogue: closed: %w", mcp.ErrClosed)
 type Options struct {
 	// Dial returns the transport to a server. It is called for every
 	// (re)connection, under the context of the call or listing that needs
-	// it. Nil means [DefaultDial]. Tests use it to serve a server in the
-	// same process.
+	// it. Nil means [DefaultDial], with HTTPClient. Tests use it to serve a
+	// server in the same process.
 	Dial func(ctx context.Context, s Server) (mcp.Transport, error)
+	// HTTPClient returns the HTTP client of a server reached by URL, for
+	// the transport of the default Dial: a client that vets, credentials
+	// and audits every request (andon's egress), say. It is called for
+	// every (re)connection, under the context that Dial is; an error fails
+	// that connection. Nil, or a nil client, means http.DefaultClient.
+	// Unused when Dial is set.
+	HTTPClient func(ctx context.Context, s Server) (*http.Client, error)
 	// Client is the template of every server's client options; the
 	// server's Protocol and the Logger replace its ProtocolVersion and
 	// Logger. Nil means the zero mcp.ClientOptions. A tool call's
@@ -158,7 +165,8 @@ func New(cfg *Config, opts *Options) (*Catalogue, error) {
 		c.opts = *opts
 	}
 	if c.opts.Dial == nil {
-		c.opts.Dial = DefaultDial
+		client := c.opts.HTTPClient
+		c.opts.Dial = func(ctx context.Context, s Server) (mcp.Transport, error) { return dial(ctx, s, client) }
 	}
 	if c.opts.MaxResultBytes <= 0 {
 		c.opts.MaxResultBytes = DefaultMaxResultBytes
@@ -444,7 +452,13 @@ func (c *Catalogue) waitAside() {
 // DefaultDial returns the transport of s: a subprocess for a command (with
 // "@andon" replaced by os.Executable, and the environment described at
 // [Server].Env), an HTTP transport for a URL.
-func DefaultDial(_ context.Context, s Server) (mcp.Transport, error) {
+func DefaultDial(ctx context.Context, s Server) (mcp.Transport, error) {
+	return dial(ctx, s, nil)
+}
+
+// dial is [DefaultDial], with the HTTP client of a URL's transport from
+// client, if set.
+func dial(ctx context.Context, s Server, client func(context.Context, Server) (*http.Client, error)) (mcp.Transport, error) {
 	if len(s.Command) > 0 {
 		path := s.Command[0]
 		if path == AndonExecutable {
@@ -461,7 +475,14 @@ func DefaultDial(_ context.Context, s Server) (mcp.Transport, error) {
 	if s.URL == "" {
 		return nil, fmt.Errorf("catalogue: server %q has neither command nor url", s.Name)
 	}
-	t := mcp.HTTP(s.URL, nil)
+	var hc *http.Client
+	if client != nil {
+		var err error
+		if hc, err = client(ctx, s); err != nil {
+			return nil, fmt.Errorf("catalogue: server %q: %w", s.Name, err)
+		}
+	}
+	t := mcp.HTTP(s.URL, hc)
 	if len(s.Headers) > 0 {
 		t.Header = http.Header{}
 		for k, v := range s.Headers {

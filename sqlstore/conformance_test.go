@@ -5,10 +5,10 @@ import (
 	"testing"
 
 	"github.com/andonhq/andon/agent"
-	"github.com/andonhq/andon/token"
 	"github.com/andonhq/andon/catalogue"
 	"github.com/andonhq/andon/sqlstore"
 	"github.com/andonhq/andon/sqlstore/storetest"
+	"github.com/andonhq/andon/token"
 )
 
 // The shared suites, on each backend, each test on a fresh database.

@@ -17,6 +17,8 @@ import (
 	"github.com/andonhq/andon/catalogue"
 	"github.com/andonhq/andon/mcp"
 	"github.com/andonhq/andon/mcp/mcptest"
+	"github.com/andonhq/andon/model"
+	"github.com/andonhq/andon/model/script"
 	"github.com/andonhq/andon/sqlstore"
 )
 
@@ -164,7 +166,7 @@ func benchRunCancel(b *testing.B, transport, entry string) {
 		b.Fatal(err)
 	}
 	defer cat.Close()
-	rt, err := agent.New(agent.Config{Store: st, Tools: cat, NewModel: newModel})
+	rt, err := agent.New(agent.Config{Store: st, Tools: cat, NewModel: scriptModel})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -258,4 +260,13 @@ func waitSteps(b *testing.B, st *sqlstore.Store, id string, n int) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// scriptModel is the script model of a run's script, as a node makes it.
+func scriptModel(_ context.Context, req *agent.Request) (model.Model, error) {
+	s, err := script.Parse(req.Script)
+	if err != nil {
+		return nil, err
+	}
+	return script.New(s)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/andonhq/andon/catalogue"
 	"github.com/andonhq/andon/egress"
 	"github.com/andonhq/andon/mcp/mcptest"
+	"github.com/andonhq/andon/node"
 	"github.com/andonhq/andon/vault"
 )
 
@@ -95,14 +96,14 @@ func TestMCPAuditRowsTellDeadlineCancelAndBeforeSend(t *testing.T) {
 			u, _ := url.Parse(hs.URL)
 			resolver := &gatedResolver{}
 			secrets := &countingSecrets{Secrets: v}
-			dial := egressDial(egress.Config{
+			httpClient := node.MCPHTTPClient(egress.Config{
 				Audit: log, Secrets: secrets, Logger: slog.New(slog.DiscardHandler),
 				Resolver: resolver, DNSMemo: -1, AllowedHosts: []string{"127.0.0.1"},
 			})
 			cat, err := catalogue.New(&catalogue.Config{Servers: []catalogue.Server{{
 				Name: "remote", URL: "http://mcp.test:" + u.Port() + "/mcp", Credential: "remote-token",
 				Tools: map[string]catalogue.ToolConfig{"slow": {Budget: catalogue.Budget{Timeout: 400 * time.Millisecond}}},
-			}}}, &catalogue.Options{Dial: dial})
+			}}}, &catalogue.Options{HTTPClient: httpClient})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/andonhq/andon/egress"
 	"github.com/andonhq/andon/mcp"
 	"github.com/andonhq/andon/mcp/mcptest"
+	"github.com/andonhq/andon/node"
 	"github.com/andonhq/andon/sqlstore"
 	"github.com/andonhq/andon/vault"
 )
@@ -39,12 +40,12 @@ func TestMCPOverHTTPGoesThroughEgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs := &strings.Builder{}
-	dial := egressDial(egress.Config{Audit: log, Secrets: v, Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	tr, err := dial(ctx, catalogue.Server{Name: "remote", URL: hs.URL + "/mcp", Credential: "demo-token"})
+	httpClient := node.MCPHTTPClient(egress.Config{Audit: log, Secrets: v, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	client, err := httpClient(ctx, catalogue.Server{Name: "remote", URL: hs.URL + "/mcp", Credential: "demo-token"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := mcp.Connect(ctx, tr, nil)
+	c, err := mcp.Connect(ctx, mcp.HTTP(hs.URL+"/mcp", client), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,26 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
-	"github.com/andonhq/andon/agent"
-	"github.com/andonhq/andon/api"
-	"github.com/andonhq/andon/audit"
 	"github.com/andonhq/andon/catalogue"
-	"github.com/andonhq/andon/egress"
-	"github.com/andonhq/andon/mcp"
-	"github.com/andonhq/andon/model"
-	"github.com/andonhq/andon/model/openai"
-	"github.com/andonhq/andon/model/script"
-	"github.com/andonhq/andon/vault"
 )
 
 // defaultAPI is where `andon serve` listens, and where the other commands
@@ -74,33 +61,25 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		e.errorf("%v", err)
 		return exitFailure
 	}
-	a, err := assemble(ctx, e, sf, cfg, oaf, rf, logger)
+	n, st, err := assemble(ctx, e, sf, cfg, oaf, rf, logger)
 	if err != nil {
 		e.errorf("%v", err)
 		return exitFailure
 	}
-	defer a.close()
-	st, auditLog, rt := a.st, a.auditLog, a.rt
-	if err := bootstrapToken(ctx, e, st.store, auditLog, *tokenFile); err != nil {
+	defer st.close()
+	defer n.Close()
+	if err := bootstrapToken(ctx, e, st.store, n.Audit(), *tokenFile); err != nil {
 		e.errorf("%v", err)
 		return exitFailure
 	}
-	// Shutdown waits for requests to end; event streams end when told.
-	streamsDone := make(chan struct{})
-	handler, err := api.NewHandler(api.Config{Runtime: rt, Store: st.store, Audit: auditLog, Tokens: st.store, Catalogue: a.cat,
-		Metrics: a.metrics, Logger: logger, Stop: streamsDone})
-	if err != nil {
-		e.errorf("%v", err)
-		return exitFailure
-	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-	srv.RegisterOnShutdown(func() { close(streamsDone) })
+	// Shutdown waits for requests to end; the event streams end with Run.
+	srv := &http.Server{Handler: n.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(e.stderr, "andon: serving the API on http://%s (database %s, config %s); Ctrl-C stops\n", ln.Addr(), sf.where(), *configPath)
 
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	runDone := make(chan error, 1)
-	go func() { runDone <- st.execute(ctx, rt, rf, logger) }()
+	go func() { runDone <- n.Run(ctx) }()
 	serveDone := make(chan error, 1)
 	go func() { serveDone <- srv.Serve(ln) }()
 	shutdown := func() {
@@ -120,7 +99,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		if ctx.Err() == nil {
 			// The runtime stopped on its own (its queue could not start,
 			// or failed): an API whose runs never execute must not stay up.
-			e.errorf("executing runs: %v", err)
+			e.errorf("%v", err)
 			stop()
 			shutdown()
 			<-runDone
@@ -129,7 +108,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	}
 	shutdown()
 	<-runDone
-	rt.Close()
+	n.Close()
 	fmt.Fprintln(e.stderr, "andon: stopped")
 	return exitOK
 }
@@ -155,20 +134,6 @@ func checkLoopback(addr string) error {
 	return nil
 }
 
-// newModel returns the script model, the one every run can have.
-func newModel(_ context.Context, req *agent.Request) (model.Model, error) {
-	switch req.Model {
-	case "", "script":
-		s, err := script.Parse(req.Script)
-		if err != nil {
-			return nil, err
-		}
-		return script.New(s)
-	default:
-		return nil, fmt.Errorf("unknown model %q", req.Model)
-	}
-}
-
 // openaiFlags configure the OpenAI-compatible model of serve.
 type openaiFlags struct {
 	baseURL, model, credential string
@@ -180,121 +145,6 @@ func addOpenAIFlags(fs *flagSet) *openaiFlags {
 	fs.StringVar(&f.model, "openai-model", "", "the `name` of the model the model \"openai\" asks for; a run may name another with \"openai:NAME\"")
 	fs.StringVar(&f.credential, "openai-credential", "", "the `secret` (andon secret set NAME --placement bearer --host HOST) holding the API key; none for a server that needs no key")
 	return f
-}
-
-// models chooses a run's model: the script model, or the OpenAI-compatible
-// one if serve was given its base URL.
-type models struct {
-	openai *openai.Config // nil: not configured
-}
-
-// newModels checks the openai flags and builds the egress client that the
-// openai model sends through: its key comes from the vault on the way out,
-// and every request leaves an audit row.
-func newModels(ctx context.Context, f *openaiFlags, secrets *vault.Vault, log *audit.Log, logger *slog.Logger) (*models, error) {
-	if f.baseURL == "" {
-		return &models{}, nil
-	}
-	// openai.New checks the URL before anything is built on it.
-	if _, err := openai.New(openai.Config{BaseURL: f.baseURL, Model: "check"}); err != nil {
-		return nil, fmt.Errorf("--openai-base-url: %w", err)
-	}
-	u, _ := url.Parse(f.baseURL)
-	ecfg := egress.Config{
-		Purpose:      "model openai",
-		Audit:        log,
-		AllowedHosts: []string{u.Hostname()}, // the operator named it
-		Logger:       logger,
-	}
-	if f.credential != "" {
-		info, err := secrets.Info(ctx, f.credential)
-		if err != nil {
-			return nil, fmt.Errorf("--openai-credential: %w", err)
-		}
-		if host := vault.NormalizeHost(u.Hostname()); !slices.Contains(info.Hosts, host) {
-			return nil, fmt.Errorf("--openai-credential: secret %q may not be sent to %s (its hosts: %s)", f.credential, host, strings.Join(info.Hosts, ", "))
-		}
-		ecfg.Credential, ecfg.Secrets = f.credential, secrets
-	}
-	client, err := egress.NewClient(ctx, &ecfg)
-	if err != nil {
-		return nil, fmt.Errorf("the openai model: %w", err)
-	}
-	return &models{openai: &openai.Config{BaseURL: f.baseURL, Model: f.model, HTTPClient: client}}, nil
-}
-
-// newModel returns the model a run asks for: "openai" or "openai:NAME"
-// for the OpenAI-compatible model, anything else for newModel.
-func (ms *models) newModel(ctx context.Context, req *agent.Request) (model.Model, error) {
-	kind, name, _ := strings.Cut(req.Model, ":")
-	if kind != "openai" {
-		return newModel(ctx, req)
-	}
-	if ms.openai == nil {
-		return nil, errors.New(`model "openai" is not available: start andon serve with --openai-base-url`)
-	}
-	cfg := *ms.openai
-	if name != "" {
-		cfg.Model = name
-	}
-	if cfg.Model == "" {
-		return nil, errors.New(`model "openai" has no model name: start andon serve with --openai-model, or ask for "openai:NAME"`)
-	}
-	m, err := openai.New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return runTagged{m}, nil
-}
-
-// runTagged makes the egress audit rows of a model's requests name the run
-// they are made for (the executor puts the run in ctx; model packages
-// cannot read it, as agent imports them).
-type runTagged struct{ model.Model }
-
-func (m runTagged) Complete(ctx context.Context, req *model.Request) (*model.Response, error) {
-	if id := agent.RunIDFrom(ctx); id != "" {
-		ctx = egress.WithRun(ctx, id)
-	}
-	return m.Model.Complete(ctx, req)
-}
-
-// egressDial connects to a server: stdio as usual; over HTTP through an
-// egress client, so every request is vetted against SSRF, gets its
-// credential only on its way out, and leaves one audit row under its run.
-// base gives what every server's egress shares (Audit, Secrets, Logger; a
-// test's Resolver); the configured URL's host is added to its allowlist:
-// the operator named it.
-func egressDial(base egress.Config) func(ctx context.Context, s catalogue.Server) (mcp.Transport, error) {
-	return func(ctx context.Context, s catalogue.Server) (mcp.Transport, error) {
-		if s.URL == "" {
-			return catalogue.DefaultDial(ctx, s)
-		}
-		u, err := url.Parse(s.URL)
-		if err != nil {
-			return nil, fmt.Errorf("server %q: invalid url", s.Name)
-		}
-		ecfg := base
-		ecfg.Purpose = "mcp " + s.Name
-		ecfg.AllowedHosts = append(slices.Clone(base.AllowedHosts), u.Hostname())
-		// The MCP client caps messages itself; a response stream may carry
-		// many of them.
-		ecfg.MaxResponseBytes = -1
-		ecfg.Credential = s.Credential
-		if s.Credential == "" {
-			ecfg.Secrets = nil
-		}
-		client, err := egress.NewClient(ctx, &ecfg)
-		if err != nil {
-			return nil, fmt.Errorf("server %q: %w", s.Name, err)
-		}
-		t, err := catalogue.DefaultDial(ctx, s)
-		if err != nil {
-			return nil, err
-		}
-		t.(*mcp.HTTPTransport).Client = client
-		return t, nil
-	}
 }
 
 // demoConfig is written on first start: the mcptest server over stdio,

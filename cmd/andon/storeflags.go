@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/andonhq/andon/audit"
+	"github.com/andonhq/andon/node"
 	"github.com/andonhq/andon/sqlstore"
 	"github.com/andonhq/andon/vault"
 )
@@ -19,9 +20,9 @@ import (
 // store, a broken audit chain.
 const exitFailure = 1
 
-// auditKeyLabel labels the key the audit log is chained with, derived from
-// the vault (vault.Vault.DeriveKey). It must never change.
-const auditKeyLabel = "audit hmac v1"
+// auditKeyLabel labels the key the audit log is chained with, as the node
+// derives it.
+const auditKeyLabel = node.AuditKeyLabel
 
 // storeFlags are the flags of every command that opens andon's database.
 type storeFlags struct {

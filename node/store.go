@@ -1,0 +1,46 @@
+package node
+
+import (
+	"context"
+
+	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/audit"
+	"github.com/andonhq/andon/catalogue"
+	"github.com/andonhq/andon/sqlstore"
+	"github.com/andonhq/andon/token"
+	"github.com/andonhq/andon/vault"
+)
+
+// Store is the database a node runs on: a [sqlstore.Store], on a SQLite file
+// or PostgreSQL. It holds the runs, the queue of their
+// River jobs, the sealed secrets, the audit rows, the operators' tool
+// settings and the API tokens.
+type Store interface {
+	vault.Backend
+	audit.Store
+	agent.Store
+	catalogue.SettingsStore
+	token.Store
+	// Queue returns the River queue of the runs' jobs.
+	Queue(sqlstore.QueueOptions) agent.Queue
+	// CancelRunJob cancels the River job of a run, which reaches the
+	// worker holding it, in whichever process.
+	CancelRunJob(ctx context.Context, id string) error
+	// Notifier returns the store's cancel bus, if it has one: PostgreSQL's
+	// LISTEN/NOTIFY.
+	Notifier() (sqlstore.Notifier, bool)
+}
+
+var _ Store = (*sqlstore.Store)(nil)
+
+// store is what openStore opens: a Store that the node closes.
+type store interface {
+	Store
+	Close() error
+}
+
+// openStore opens (and migrates) the database at dsn: PostgreSQL for a
+// postgres:// or postgresql:// URL, else the SQLite file at that path.
+func openStore(ctx context.Context, dsn string, opts ...sqlstore.OpenOption) (store, error) {
+	return sqlstore.Open(ctx, dsn, opts...)
+}
