@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/andonhq/andon/audit"
-	"github.com/andonhq/andon/sqlstore"
-	"github.com/andonhq/andon/vault"
 )
 
 // TestAuditListIsNotPadded: audit list writes each row on its own line as
@@ -17,17 +15,7 @@ func TestAuditListIsNotPadded(t *testing.T) {
 	t.Parallel()
 	d := newStoreDir(t)
 	d.andon(t, "tok", "secret", "set", "gh", "--host", "h").want(t, exitOK, "")
-	key, _ := vault.ReadKeyFile(d.keyFile)
-	st, err := sqlstore.Open(t.Context(), d.db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	auditKey, err := vault.New(st, key).DeriveKey(t.Context(), auditKeyLabel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := audit.New(st, auditKey)
+	log := d.auditLog(t)
 	const n = 1000
 	wide := "/" + strings.Repeat("w", 20_000)
 	for i := range n {

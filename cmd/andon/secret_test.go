@@ -21,6 +21,26 @@ type storeDir struct {
 	dir, db, keyFile string
 }
 
+// auditLog opens the directory's audit log, as andon does, for the test to
+// write rows to or read them from; it is closed with the test.
+func (d *storeDir) auditLog(t *testing.T) *audit.Log {
+	t.Helper()
+	key, err := vault.ReadKeyFile(d.keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlstore.Open(t.Context(), d.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	auditKey, err := vault.New(st, key).DeriveKey(t.Context(), auditKeyLabel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return audit.New(st, auditKey)
+}
+
 func newStoreDir(t *testing.T) *storeDir {
 	t.Helper()
 	dir := t.TempDir()
@@ -197,17 +217,7 @@ func TestAuditListAndVerify(t *testing.T) {
 	t.Parallel()
 	d := newStoreDir(t)
 	d.andon(t, "tok", "secret", "set", "gh", "--host", "h").want(t, exitOK, "")
-	key, _ := vault.ReadKeyFile(d.keyFile)
-	st, err := sqlstore.Open(t.Context(), d.db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	auditKey, err := vault.New(st, key).DeriveKey(t.Context(), auditKeyLabel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := audit.New(st, auditKey)
+	log := d.auditLog(t)
 	for _, e := range []audit.Entry{
 		{Action: audit.ActionHTTPCall, RunID: "r1", Method: "POST", Host: "mcp.example", Path: "/mcp", Status: 200, OK: true, Reason: "completed"},
 		{Action: audit.ActionHTTPCallCancelled, RunID: "r1", Method: "POST", Host: "mcp.example", Path: "/mcp", Reason: "cancelled in flight"},
