@@ -24,6 +24,9 @@ type hostile struct {
 	// server records nothing: a process that never reads, a bare socket).
 	start func(t testing.TB) (mcp.Transport, func() []mcptest.Record)
 	pin   string // ClientOptions.ProtocolVersion
+	// slowStart: the server is a subprocess that must start and answer a
+	// leg before the stall, so it gets a budget a loaded machine can keep.
+	slowStart bool
 }
 
 // stallAt is the method the server records when the client is in the leg.
@@ -71,7 +74,7 @@ func hostileServers() []hostile {
 			cmd.TerminateGrace = 50 * time.Millisecond
 			return cmd, nil
 		}},
-		{name: "stdio/initialize-stalled", leg: mcp.LegInitialize, start: func(t testing.TB) (mcp.Transport, func() []mcptest.Record) {
+		{name: "stdio/initialize-stalled", leg: mcp.LegInitialize, slowStart: true, start: func(t testing.TB) (mcp.Transport, func() []mcptest.Record) {
 			file := filepath.Join(t.TempDir(), "records.jsonl")
 			cmd := serverCommand(t, "-record", file, "-versions", mcp.Version20251125, "-stall", "initialize")
 			return cmd, func() []mcptest.Record {
@@ -134,7 +137,12 @@ func connectHostile(t *testing.T, ctx context.Context, tr mcp.Transport, opts *m
 }
 
 func TestConnectBudgetCoversEveryLeg(t *testing.T) {
-	const budget = 300 * time.Millisecond
+	budget := func(h hostile) time.Duration {
+		if h.slowStart {
+			return 3 * time.Second
+		}
+		return 300 * time.Millisecond
+	}
 	interruptions := []struct {
 		name     string
 		kind     error // ErrTimeout or ErrCancelled
@@ -143,14 +151,14 @@ func TestConnectBudgetCoversEveryLeg(t *testing.T) {
 		interrup func(t *testing.T, h hostile, records func() []mcptest.Record) (context.Context, *mcp.ClientOptions)
 	}{
 		{name: "deadline", kind: mcp.ErrTimeout, ctxErr: context.DeadlineExceeded, wording: "timed out during ",
-			interrup: func(t *testing.T, _ hostile, _ func() []mcptest.Record) (context.Context, *mcp.ClientOptions) {
-				ctx, cancel := context.WithTimeout(context.Background(), budget)
+			interrup: func(t *testing.T, h hostile, _ func() []mcptest.Record) (context.Context, *mcp.ClientOptions) {
+				ctx, cancel := context.WithTimeout(context.Background(), budget(h))
 				t.Cleanup(cancel)
 				return ctx, &mcp.ClientOptions{}
 			}},
 		{name: "connect-timeout", kind: mcp.ErrTimeout, ctxErr: context.DeadlineExceeded, wording: "timed out during ",
-			interrup: func(t *testing.T, _ hostile, _ func() []mcptest.Record) (context.Context, *mcp.ClientOptions) {
-				return context.Background(), &mcp.ClientOptions{ConnectTimeout: budget}
+			interrup: func(t *testing.T, h hostile, _ func() []mcptest.Record) (context.Context, *mcp.ClientOptions) {
+				return context.Background(), &mcp.ClientOptions{ConnectTimeout: budget(h)}
 			}},
 		{name: "cancel", kind: mcp.ErrCancelled, ctxErr: context.Canceled, wording: "cancelled during ",
 			interrup: func(t *testing.T, h hostile, records func() []mcptest.Record) (context.Context, *mcp.ClientOptions) {

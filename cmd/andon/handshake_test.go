@@ -51,16 +51,18 @@ func TestTimeoutBoundsTheHandshake(t *testing.T) {
 		for _, cmd := range [][]string{{"call"}, {"tools"}} {
 			t.Run(c.name+"/"+cmd[0], func(t *testing.T) {
 				t.Parallel()
-				args := append(append(cmd, c.target(t)...), "--timeout", "500ms")
+				// Room for a loaded machine to start a subprocess server
+				// and reach the leg that stalls.
+				args := append(append(cmd, c.target(t)...), "--timeout", "3s")
 				if cmd[0] == "call" {
 					args = append(args, "echo", `{"text":"hi"}`)
 				}
 				start := time.Now()
 				r := runAndon(t, args...)
-				t.Logf("%s ended after %v with --timeout 500ms", strings.Join(cmd, " "), time.Since(start))
+				t.Logf("%s ended after %v with --timeout 3s", strings.Join(cmd, " "), time.Since(start))
 				r.check(t, exitTimeout)
 				want := "timed out during " + c.leg
-				if !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "--timeout 500ms passed") {
+				if !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "--timeout 3s passed") {
 					t.Errorf("stderr %q, want it to say %q and that --timeout passed", r.stderr, want)
 				}
 			})

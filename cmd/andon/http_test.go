@@ -217,7 +217,10 @@ func TestHTTPCallTimeout(t *testing.T) {
 			t.Parallel()
 			rec := recordFile(t)
 			url := serveHTTP(t, rec, gen)
-			r := runAndon(t, "call", "--url", url, "--timeout", "200ms", "slow", `{"ms":60000}`)
+			// --timeout is the whole command's budget, connecting included:
+			// room for a loaded machine to start the server, so that the call
+			// is what times out.
+			r := runAndon(t, "call", "--url", url, "--timeout", "2s", "slow", `{"ms":60000}`)
 			r.check(t, exitTimeout)
 			if !strings.HasPrefix(r.stderr, "andon: call slow: ") || !strings.Contains(r.stderr, "timed out") {
 				t.Errorf("stderr %q", r.stderr)
