@@ -173,11 +173,16 @@ func TestCase09_CancellationWinsOverDeadline(t *testing.T) {
 	run(t, []mode{inproc2026, stdio2024}, func(t *testing.T, b *testBundle) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
+		// The timeout is long enough for the tool's first progress to come
+		// before it on a loaded machine; the callback cancels, then waits
+		// until the timeout has passed too.
+		const timeout = 2 * time.Second
+		start := time.Now()
 		_, err := b.client.CallTool(ctx, "slow", map[string]any{"ms": 30000}, &mcp.CallOptions{
-			Timeout: 20 * time.Millisecond,
+			Timeout: timeout,
 			OnProgress: func(mcp.Progress) {
 				cancel()
-				time.Sleep(60 * time.Millisecond) // the timeout passes too
+				time.Sleep(time.Until(start.Add(timeout + 50*time.Millisecond)))
 			},
 		})
 		if !errors.Is(err, mcp.ErrCancelled) || errors.Is(err, mcp.ErrTimeout) {
