@@ -233,7 +233,7 @@ func (c *Client) exchange(ctx, waitCtx context.Context, cl *call, method string,
 	msg := &jsonrpc.Message{ID: jsonrpc.Int(cl.id), Method: method, Params: raw}
 	if err := c.conn.send(waitCtx, msg); err != nil {
 		if waitCtx.Err() != nil {
-			c.abandon(cl, !errors.Is(err, errNotSent), stopCause(waitCtx))
+			c.abandon(ctx, cl, !errors.Is(err, errNotSent), stopCause(waitCtx))
 			return nil, interruption(method, ctx)
 		}
 		c.takeCall(msg.ID)
@@ -242,14 +242,14 @@ func (c *Client) exchange(ctx, waitCtx context.Context, cl *call, method string,
 	cl.sent.Store(true)
 	for {
 		if waitCtx.Err() != nil {
-			c.abandon(cl, true, stopCause(waitCtx))
+			c.abandon(ctx, cl, true, stopCause(waitCtx))
 			return nil, interruption(method, ctx)
 		}
 		select {
 		case r := <-cl.reply:
 			if waitCtx.Err() != nil {
 				// Interrupted while the reply arrived: drop it.
-				c.abandon(cl, true, stopCause(waitCtx))
+				c.abandon(ctx, cl, true, stopCause(waitCtx))
 				return nil, interruption(method, ctx)
 			}
 			// Progress the server sent before its reply belongs to
@@ -298,8 +298,10 @@ func (c *Client) err() error {
 // abandon forgets an interrupted call, so a late reply or progress is
 // dropped, and, if the request may have reached the wire, tells the server.
 // The caller does not wait for the notification. cause (see stopCause)
-// ends the request's own context in the transport.
-func (c *Client) abandon(cl *call, sent bool, cause error) {
+// ends the request's own context in the transport. The notification carries
+// callerCtx's values (an egress transport reads the run id from them), never
+// its cancellation.
+func (c *Client) abandon(callerCtx context.Context, cl *call, sent bool, cause error) {
 	id := jsonrpc.Int(cl.id)
 	c.takeCall(id)
 	if !sent {
@@ -328,8 +330,9 @@ func (c *Client) abandon(cl *call, sent bool, cause error) {
 			t.Stop()
 			c.conn.abandon(id, cause)
 		}()
-		ctx, cancel := context.WithTimeout(c.bgCtx, cancelNotifyTimeout)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(callerCtx), cancelNotifyTimeout)
 		defer cancel()
+		defer context.AfterFunc(c.bgCtx, cancel)() // Close ends it too
 		if c.sendCancelled(ctx, cl.id, "request cancelled by the client") && sentAt != nil {
 			sentAt()
 		}

@@ -145,6 +145,12 @@ func TestMCPAuditRowsTellDeadlineCancelAndBeforeSend(t *testing.T) {
 					if found {
 						for _, r := range rows {
 							seen = max(seen, r.Seq)
+							// Every row the run causes names it: the
+							// handshake's, tools/list's, and a
+							// cancellation notification's too.
+							if r.RunID != runID {
+								t.Errorf("row %d (%s %s %s) carries run %q, want %q", r.Seq, r.Action, r.Method, r.Reason, r.RunID, runID)
+							}
 						}
 						return rows
 					}
@@ -169,18 +175,13 @@ func TestMCPAuditRowsTellDeadlineCancelAndBeforeSend(t *testing.T) {
 			if res := call(runCtx, "echo", `{"text":"hi"}`); res.Outcome != agent.OutcomeOK {
 				t.Fatalf("echo = %+v", res)
 			}
-			rows := newRows(audit.ActionHTTPCall, egress.ReasonCompleted)
-			for _, r := range rows {
-				if r.RunID != runID {
-					t.Errorf("row %d (%s %s) carries run %q, want %q: every row a run causes names it", r.Seq, r.Action, r.Reason, r.RunID, runID)
-				}
-			}
+			newRows(audit.ActionHTTPCall, egress.ReasonCompleted)
 
 			// The budget passes in flight: a failure, not a cancellation.
 			if res := call(runCtx, "slow", `{"ms":60000}`); res.Outcome != agent.OutcomeFailed {
 				t.Fatalf("slow past its budget = %+v, want a failed step", res)
 			}
-			rows = newRows(audit.ActionHTTPCall, egress.ReasonDeadline)
+			rows := newRows(audit.ActionHTTPCall, egress.ReasonDeadline)
 			if n := count(rows, audit.ActionHTTPCallCancelled); n != 0 {
 				t.Errorf("a budget that passed was audited as %d cancellations: %s", n, describeRows(rows))
 			}
