@@ -66,6 +66,12 @@ type ClientOptions struct {
 	// follows. Zero means DefaultMaxPages.
 	MaxPages int
 
+	// MaxResourceSize caps the total size in bytes of the contents
+	// [Client.ReadResource] returns (text, and blobs once decoded); past it
+	// the read fails with [ErrResourceTooLarge]. Zero means no cap of its
+	// own (MaxMessageSize still bounds the message).
+	MaxResourceSize int
+
 	// Logger receives the client's diagnostics and the server's stderr and
 	// log messages. Nil means discard them.
 	Logger *slog.Logger

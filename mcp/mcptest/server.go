@@ -69,7 +69,8 @@ type Options struct {
 	// UnsupportedProtocolVersion (-32022) listing Versions, as a server
 	// does that wants the client to retry with a version it lists.
 	RefuseFirstDiscover bool
-	// PageSize splits tools/list into pages of this many tools. Zero means
+	// PageSize splits every listing (tools, resources, templates, prompts)
+	// into pages of this many items. Zero means
 	// one page.
 	PageSize int
 	// Stderr receives the stderr tool's noise. Nil means discard it.
@@ -375,7 +376,7 @@ func (c *serverConn) serveRequest(ctx context.Context, m *jsonrpc.Message, out o
 		}
 		reply(out, m.ID, map[string]any{
 			"supportedVersions": c.s.opts.Versions,
-			"capabilities":      map[string]any{"tools": map[string]any{}},
+			"capabilities":      capabilities,
 			"instructions":      "mcptest: a scriptable test server",
 			"ttlMs":             0,
 			"cacheScope":        "private",
@@ -399,7 +400,7 @@ func (c *serverConn) serveRequest(ctx context.Context, m *jsonrpc.Message, out o
 		}
 		reply(out, m.ID, map[string]any{
 			"protocolVersion": version,
-			"capabilities":    map[string]any{"tools": map[string]any{}},
+			"capabilities":    capabilities,
 			"serverInfo":      serverInfo,
 		}, nil)
 	case "ping":
@@ -412,12 +413,25 @@ func (c *serverConn) serveRequest(ctx context.Context, m *jsonrpc.Message, out o
 		c.listTools(m, modern, out)
 	case "tools/call":
 		c.startTool(ctx, m, base, modern, out)
+	case "resources/list":
+		listPage(c, m, "resources", resourceList(), modern, out)
+	case "resources/templates/list":
+		listPage(c, m, "resourceTemplates", resourceTemplates, modern, out)
+	case "resources/read":
+		c.startRead(ctx, m, modern, out)
+	case "prompts/list":
+		listPage(c, m, "prompts", promptList, modern, out)
+	case "prompts/get":
+		c.getPrompt(m, modern, out)
 	default:
 		reply(out, m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + m.Method})
 	}
 }
 
 var serverInfo = map[string]string{"name": "mcptest", "version": "1"}
+
+// capabilities are what the server declares, on every revision.
+var capabilities = map[string]any{"tools": map[string]any{}, "resources": map[string]any{}, "prompts": map[string]any{}}
 
 func reply(out outbox, id jsonrpc.ID, result any, e *jsonrpc.Error) error {
 	m := &jsonrpc.Message{ID: id, Error: e}
@@ -432,22 +446,28 @@ func reply(out outbox, id jsonrpc.ID, result any, e *jsonrpc.Error) error {
 }
 
 func (c *serverConn) listTools(m *jsonrpc.Message, modern bool, out outbox) {
+	listPage(c, m, "tools", c.s.toolList(), modern, out)
+}
+
+// listPage answers a listing with the page of items its cursor names:
+// Options.PageSize items (all of them when zero), the cursor being the
+// index of the page's first item.
+func listPage[T any](c *serverConn, m *jsonrpc.Message, key string, items []T, modern bool, out outbox) {
 	var p struct {
 		Cursor string `json:"cursor"`
 	}
 	json.Unmarshal(m.Params, &p)
-	tools := c.s.toolList()
 	start, _ := strconv.Atoi(p.Cursor)
-	end := len(tools)
+	end := len(items)
 	next := ""
-	if size := c.s.opts.PageSize; size > 0 && start+size < len(tools) {
+	if size := c.s.opts.PageSize; size > 0 && start+size < len(items) {
 		end = start + size
 		next = strconv.Itoa(end)
 	}
-	if start > len(tools) {
-		start = len(tools)
+	if start > len(items) {
+		start = len(items)
 	}
-	res := map[string]any{"tools": tools[start:end]}
+	res := map[string]any{key: items[start:end]}
 	if next != "" {
 		res["nextCursor"] = next
 	}

@@ -1,0 +1,112 @@
+package mcptest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/andonhq/andon/mcp/internal/jsonrpc"
+)
+
+// Resources, all read-only:
+//
+//   - mcptest://static/hello: a text resource.
+//   - mcptest://static/bytes: a blob, the bytes 0 to 255.
+//   - mcptest://static/readme: another text resource (so PageSize 1 pages).
+//   - mcptest://large/{bytes}: a text resource of that many bytes.
+//   - mcptest://slow/{ms}: waits ms milliseconds, honouring cancellation
+//     (recording ReadStarted, then ReadCancelled or ReadFinished), then
+//     answers with a text.
+//
+// Any other URI is not found: -32002 on handshake-era revisions, -32602 on
+// 2026-07-28, with the URI in the error's data.
+
+func resourceList() []map[string]any {
+	return []map[string]any{
+		{"uri": "mcptest://static/hello", "name": "hello", "mimeType": "text/plain"},
+		{"uri": "mcptest://static/bytes", "name": "bytes", "mimeType": "application/octet-stream", "size": 256},
+		{"uri": "mcptest://static/readme", "name": "readme", "mimeType": "text/markdown"},
+	}
+}
+
+var resourceTemplates = []map[string]any{
+	{"uriTemplate": "mcptest://large/{bytes}", "name": "large", "mimeType": "text/plain"},
+	{"uriTemplate": "mcptest://slow/{ms}", "name": "slow", "mimeType": "text/plain"},
+}
+
+// helloText is the text of mcptest://static/hello.
+const helloText = "hello from mcptest"
+
+func (c *serverConn) startRead(ctx context.Context, m *jsonrpc.Message, modern bool, out outbox) {
+	var p struct {
+		URI string `json:"uri"`
+	}
+	json.Unmarshal(m.Params, &p)
+	complete := func(contents ...map[string]any) {
+		res := map[string]any{"contents": contents}
+		if modern {
+			res["resultType"] = "complete"
+		}
+		reply(out, m.ID, res, nil)
+	}
+	text := func(s, mime string) map[string]any {
+		return map[string]any{"uri": p.URI, "mimeType": mime, "text": s}
+	}
+	switch {
+	case p.URI == "mcptest://static/hello":
+		complete(text(helloText, "text/plain"))
+	case p.URI == "mcptest://static/readme":
+		complete(text("# mcptest\n", "text/markdown"))
+	case p.URI == "mcptest://static/bytes":
+		b := make([]byte, 256)
+		for i := range b {
+			b[i] = byte(i)
+		}
+		// encoding/json writes a []byte as base64, as the protocol's blob is.
+		complete(map[string]any{"uri": p.URI, "mimeType": "application/octet-stream", "blob": b})
+	case strings.HasPrefix(p.URI, "mcptest://large/"):
+		n, err := strconv.Atoi(strings.TrimPrefix(p.URI, "mcptest://large/"))
+		if err != nil || n < 0 {
+			c.notFound(m, p.URI, modern, out)
+			return
+		}
+		complete(text(strings.Repeat("x", n), "text/plain"))
+	case strings.HasPrefix(p.URI, "mcptest://slow/"):
+		ms, err := strconv.Atoi(strings.TrimPrefix(p.URI, "mcptest://slow/"))
+		if err != nil || ms < 0 {
+			c.notFound(m, p.URI, modern, out)
+			return
+		}
+		c.spawn(ctx, m, func(rctx context.Context, key string) {
+			c.s.rec.add(Record{Kind: ReadStarted, URI: p.URI, ID: key})
+			timer := time.NewTimer(time.Duration(ms) * time.Millisecond)
+			defer timer.Stop()
+			select {
+			case <-timer.C:
+			case <-rctx.Done():
+				reason := ""
+				if cause := context.Cause(rctx); cause != nil {
+					reason = cause.Error()
+				}
+				c.s.rec.add(Record{Kind: ReadCancelled, URI: p.URI, ID: key, Reason: reason})
+				return
+			}
+			complete(text(fmt.Sprintf("slept %dms", ms), "text/plain"))
+			c.s.rec.add(Record{Kind: ReadFinished, URI: p.URI, ID: key})
+		})
+	default:
+		c.notFound(m, p.URI, modern, out)
+	}
+}
+
+// notFound answers a read of an unknown resource with the revision's error.
+func (c *serverConn) notFound(m *jsonrpc.Message, uri string, modern bool, out outbox) {
+	code := int64(-32002)
+	if modern {
+		code = jsonrpc.CodeInvalidParams // 2026-07-28 must not send -32002
+	}
+	reply(out, m.ID, nil, &jsonrpc.Error{Code: code, Message: "Resource not found", Data: mustJSON(map[string]string{"uri": uri})})
+}
