@@ -109,6 +109,10 @@ type Client struct {
 	rev    revision        // the negotiated revision; likewise
 	caps   json.RawMessage // the client's capabilities
 
+	// serverName is the server's name for its log messages, which the
+	// reader may deliver while the handshake is still writing info.
+	serverName atomic.Pointer[string]
+
 	nextID    atomic.Int64
 	nextToken atomic.Int64
 
@@ -389,7 +393,11 @@ func (c *Client) receiveNotification(m *jsonrpc.Message) {
 			Data   json.RawMessage `json:"data"`
 		}
 		if err := json.Unmarshal(m.Params, &p); err == nil {
-			c.logger.Log(context.Background(), logLevel(p.Level), "mcp: server log", "logger", p.Logger, "data", string(p.Data))
+			server := ""
+			if name := c.serverName.Load(); name != nil {
+				server = *name
+			}
+			c.logger.Log(context.Background(), logLevel(p.Level), "mcp: server log", "server", server, "level", p.Level, "logger", p.Logger, "data", string(p.Data))
 		}
 	default:
 		c.logger.Debug("mcp: ignoring notification", "method", m.Method)

@@ -56,7 +56,7 @@ func TestResources_ListPaginatesAndReadReturnsTextAndBlob(t *testing.T) {
 		for _, rt := range collect(t, b.client.ResourceTemplates(ctx, nil)) {
 			templates = append(templates, rt.URITemplate)
 		}
-		if want := []string{"mcptest://large/{bytes}", "mcptest://slow/{ms}"}; !slices.Equal(templates, want) {
+		if want := []string{"mcptest://large/{bytes}", "mcptest://slow/{ms}", "mcptest://log/{level}"}; !slices.Equal(templates, want) {
 			t.Errorf("ResourceTemplates = %q, want %q", templates, want)
 		}
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,10 @@ import (
 //   - mcptest://slow/{ms}: waits ms milliseconds, honouring cancellation
 //     (recording ReadStarted, then ReadCancelled or ReadFinished), then
 //     answers with a text.
+//   - mcptest://log/{level}: before answering, sends a log message of that
+//     level (notifications/message, logger "mcptest", data "a {level}
+//     message") unless logging/setLevel asked for a more severe level; its
+//     text says "logged" or "filtered".
 //
 // Any other URI is not found: -32002 on handshake-era revisions, -32602 on
 // 2026-07-28, with the URI in the error's data.
@@ -35,6 +40,7 @@ func resourceList() []map[string]any {
 var resourceTemplates = []map[string]any{
 	{"uriTemplate": "mcptest://large/{bytes}", "name": "large", "mimeType": "text/plain"},
 	{"uriTemplate": "mcptest://slow/{ms}", "name": "slow", "mimeType": "text/plain"},
+	{"uriTemplate": "mcptest://log/{level}", "name": "log", "mimeType": "text/plain"},
 }
 
 // helloText is the text of mcptest://static/hello.
@@ -67,6 +73,19 @@ func (c *serverConn) startRead(ctx context.Context, m *jsonrpc.Message, modern b
 		}
 		// encoding/json writes a []byte as base64, as the protocol's blob is.
 		complete(map[string]any{"uri": p.URI, "mimeType": "application/octet-stream", "blob": b})
+	case strings.HasPrefix(p.URI, "mcptest://log/"):
+		level := strings.TrimPrefix(p.URI, "mcptest://log/")
+		if !slices.Contains(logLevels, level) {
+			c.notFound(m, p.URI, modern, out)
+			return
+		}
+		if !c.logs(level) {
+			complete(text("filtered", "text/plain"))
+			return
+		}
+		params, _ := json.Marshal(map[string]any{"level": level, "logger": "mcptest", "data": "a " + level + " message"})
+		out.write(&jsonrpc.Message{Method: "notifications/message", Params: params})
+		complete(text("logged", "text/plain"))
 	case strings.HasPrefix(p.URI, "mcptest://large/"):
 		n, err := strconv.Atoi(strings.TrimPrefix(p.URI, "mcptest://large/"))
 		if err != nil || n < 0 {

@@ -34,6 +34,9 @@
 //   - bad_header (only with Options.InvalidTool): an invalid x-mcp-header.
 //   - stderr {lines=3}: writes noise to stderr, then answers.
 //
+// Resources, prompts, completion and logging/setLevel are served too; see
+// resources.go, prompts.go and complete.go.
+//
 // Use [NewServer] and [Server.Transport] in-process, or run [Main] as a
 // subprocess (andon mcptest serve).
 package mcptest
@@ -222,6 +225,7 @@ type serverConn struct {
 	inflight map[string]context.CancelCauseFunc // by request id
 	pending  map[string]chan *jsonrpc.Message   // server→client requests, by id
 	nextID   int
+	logLevel string // set by logging/setLevel; empty means every level
 	handlers sync.WaitGroup
 	cancel   context.CancelCauseFunc
 }
@@ -423,6 +427,14 @@ func (c *serverConn) serveRequest(ctx context.Context, m *jsonrpc.Message, out o
 		listPage(c, m, "prompts", promptList, modern, out)
 	case "prompts/get":
 		c.getPrompt(m, modern, out)
+	case "completion/complete":
+		c.complete(m, modern, out)
+	case "logging/setLevel":
+		if modern { // removed in 2026-07-28
+			reply(out, m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: logging/setLevel"})
+			return
+		}
+		c.setLevel(m, out)
 	default:
 		reply(out, m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + m.Method})
 	}
@@ -431,7 +443,7 @@ func (c *serverConn) serveRequest(ctx context.Context, m *jsonrpc.Message, out o
 var serverInfo = map[string]string{"name": "mcptest", "version": "1"}
 
 // capabilities are what the server declares, on every revision.
-var capabilities = map[string]any{"tools": map[string]any{}, "resources": map[string]any{}, "prompts": map[string]any{}}
+var capabilities = map[string]any{"tools": map[string]any{}, "resources": map[string]any{}, "prompts": map[string]any{}, "completions": map[string]any{}, "logging": map[string]any{}}
 
 func reply(out outbox, id jsonrpc.ID, result any, e *jsonrpc.Error) error {
 	m := &jsonrpc.Message{ID: id, Error: e}
