@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -90,6 +91,16 @@ type ClientOptions struct {
 	// interrupted call (cancelled or timed out) is out on the wire; see
 	// [CancelSentFunc]. Nil costs nothing.
 	OnCancelSent CancelSentFunc
+
+	// OnResourceUpdated, if set, is told the URI of each
+	// notifications/resources/updated: a resource subscribed to with
+	// [Client.Subscribe] changed. OnListChanged, if set, is told "tools",
+	// "resources" or "prompts" for each notifications/{list}/list_changed.
+	// Each call runs on a goroutine of its own (so it may call the client,
+	// to re-read or re-list), in no guaranteed order; Close waits for calls
+	// that are running.
+	OnResourceUpdated func(uri string)
+	OnListChanged     func(list string)
 }
 
 // RequestHandler answers a request the server makes of the client: a
@@ -398,6 +409,22 @@ func (c *Client) receiveNotification(m *jsonrpc.Message) {
 				server = *name
 			}
 			c.logger.Log(context.Background(), logLevel(p.Level), "mcp: server log", "server", server, "level", p.Level, "logger", p.Logger, "data", string(p.Data))
+		}
+	case "notifications/resources/updated":
+		var p struct {
+			URI string `json:"uri"`
+		}
+		if err := json.Unmarshal(m.Params, &p); err != nil || p.URI == "" {
+			c.logger.Warn("mcp: ignoring malformed resource update", "params", string(m.Params))
+			return
+		}
+		if f := c.opts.OnResourceUpdated; f != nil {
+			c.goBackground(func() { f(p.URI) })
+		}
+	case "notifications/tools/list_changed", "notifications/resources/list_changed", "notifications/prompts/list_changed":
+		if f := c.opts.OnListChanged; f != nil {
+			list := strings.TrimSuffix(strings.TrimPrefix(m.Method, "notifications/"), "/list_changed")
+			c.goBackground(func() { f(list) })
 		}
 	default:
 		c.logger.Debug("mcp: ignoring notification", "method", m.Method)

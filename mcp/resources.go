@@ -115,3 +115,24 @@ type readResourceParams struct {
 	paramsBase
 	URI string `json:"uri"`
 }
+
+// Subscribe asks the server to tell the client when the resource uri
+// changes; each change reaches [ClientOptions].OnResourceUpdated. It exists
+// in handshake-era revisions; on 2026-07-28 (where subscriptions go through
+// subscriptions/listen, which this client does not speak yet) it returns an
+// error matching [errors.ErrUnsupported] without sending anything.
+func (c *Client) Subscribe(ctx context.Context, uri string, opts *CallOptions) error {
+	return c.subscription(ctx, "resources/subscribe", uri, opts)
+}
+
+// Unsubscribe ends a [Client.Subscribe].
+func (c *Client) Unsubscribe(ctx context.Context, uri string, opts *CallOptions) error {
+	return c.subscription(ctx, "resources/unsubscribe", uri, opts)
+}
+
+func (c *Client) subscription(ctx context.Context, method, uri string, opts *CallOptions) error {
+	if c.rev.metaEnvelope {
+		return fmt.Errorf("mcp: %s is not part of revision %s: %w", method, c.rev.name, errors.ErrUnsupported)
+	}
+	return c.request(ctx, method, &readResourceParams{URI: uri}, opts, false, &resultKind{})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +26,17 @@ import (
 //     level (notifications/message, logger "mcptest", data "a {level}
 //     message") unless logging/setLevel asked for a more severe level; its
 //     text says "logged" or "filtered".
+//
+//   - mcptest://touch: "changes" every resource the connection subscribed
+//     to: sends notifications/resources/updated for each (before its
+//     answer, which says how many).
+//   - mcptest://change/{tools|resources|prompts}: sends
+//     notifications/{list}/list_changed before answering (handshake era
+//     only; on 2026-07-28 it answers "not sent").
+//
+// resources/subscribe (handshake era) to any URI sends one
+// notifications/resources/updated for it at once, then confirms; touch
+// sends more until resources/unsubscribe.
 //
 // Any other URI is not found: -32002 on handshake-era revisions, -32602 on
 // 2026-07-28, with the URI in the error's data.
@@ -73,6 +85,26 @@ func (c *serverConn) startRead(ctx context.Context, m *jsonrpc.Message, modern b
 		}
 		// encoding/json writes a []byte as base64, as the protocol's blob is.
 		complete(map[string]any{"uri": p.URI, "mimeType": "application/octet-stream", "blob": b})
+	case p.URI == "mcptest://touch":
+		c.mu.Lock()
+		uris := slices.Sorted(maps.Keys(c.subs))
+		c.mu.Unlock()
+		for _, uri := range uris {
+			c.updated(out, uri)
+		}
+		complete(text(fmt.Sprintf("%d updates", len(uris)), "text/plain"))
+	case strings.HasPrefix(p.URI, "mcptest://change/"):
+		list := strings.TrimPrefix(p.URI, "mcptest://change/")
+		if !slices.Contains([]string{"tools", "resources", "prompts"}, list) {
+			c.notFound(m, p.URI, modern, out)
+			return
+		}
+		if modern {
+			complete(text("not sent", "text/plain"))
+			return
+		}
+		out.write(&jsonrpc.Message{Method: "notifications/" + list + "/list_changed"})
+		complete(text("sent", "text/plain"))
 	case strings.HasPrefix(p.URI, "mcptest://log/"):
 		level := strings.TrimPrefix(p.URI, "mcptest://log/")
 		if !slices.Contains(logLevels, level) {
@@ -128,4 +160,34 @@ func (c *serverConn) notFound(m *jsonrpc.Message, uri string, modern bool, out o
 		code = jsonrpc.CodeInvalidParams // 2026-07-28 must not send -32002
 	}
 	reply(out, m.ID, nil, &jsonrpc.Error{Code: code, Message: "Resource not found", Data: mustJSON(map[string]string{"uri": uri})})
+}
+
+// subscribe answers resources/subscribe (sending one update for the URI
+// first) and resources/unsubscribe.
+func (c *serverConn) subscribe(m *jsonrpc.Message, out outbox) {
+	var p struct {
+		URI string `json:"uri"`
+	}
+	if json.Unmarshal(m.Params, &p) != nil || p.URI == "" {
+		reply(out, m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "params: a uri is required"})
+		return
+	}
+	c.mu.Lock()
+	if c.subs == nil {
+		c.subs = map[string]bool{}
+	}
+	if m.Method == "resources/subscribe" {
+		c.subs[p.URI] = true
+	} else {
+		delete(c.subs, p.URI)
+	}
+	c.mu.Unlock()
+	if m.Method == "resources/subscribe" {
+		c.updated(out, p.URI)
+	}
+	reply(out, m.ID, map[string]any{}, nil)
+}
+
+func (c *serverConn) updated(out outbox, uri string) {
+	out.write(&jsonrpc.Message{Method: "notifications/resources/updated", Params: mustJSON(map[string]string{"uri": uri})})
 }

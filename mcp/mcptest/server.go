@@ -225,7 +225,8 @@ type serverConn struct {
 	inflight map[string]context.CancelCauseFunc // by request id
 	pending  map[string]chan *jsonrpc.Message   // server→client requests, by id
 	nextID   int
-	logLevel string // set by logging/setLevel; empty means every level
+	logLevel string          // set by logging/setLevel; empty means every level
+	subs     map[string]bool // resources subscribed to, by URI
 	handlers sync.WaitGroup
 	cancel   context.CancelCauseFunc
 }
@@ -404,7 +405,7 @@ func (c *serverConn) serveRequest(ctx context.Context, m *jsonrpc.Message, out o
 		}
 		reply(out, m.ID, map[string]any{
 			"protocolVersion": version,
-			"capabilities":    capabilities,
+			"capabilities":    handshakeCapabilities,
 			"serverInfo":      serverInfo,
 		}, nil)
 	case "ping":
@@ -427,6 +428,12 @@ func (c *serverConn) serveRequest(ctx context.Context, m *jsonrpc.Message, out o
 		listPage(c, m, "prompts", promptList, modern, out)
 	case "prompts/get":
 		c.getPrompt(m, modern, out)
+	case "resources/subscribe", "resources/unsubscribe":
+		if modern { // 2026-07-28 subscribes through subscriptions/listen
+			reply(out, m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + m.Method})
+			return
+		}
+		c.subscribe(m, out)
 	case "completion/complete":
 		c.complete(m, modern, out)
 	case "logging/setLevel":
@@ -442,8 +449,21 @@ func (c *serverConn) serveRequest(ctx context.Context, m *jsonrpc.Message, out o
 
 var serverInfo = map[string]string{"name": "mcptest", "version": "1"}
 
-// capabilities are what the server declares, on every revision.
-var capabilities = map[string]any{"tools": map[string]any{}, "resources": map[string]any{}, "prompts": map[string]any{}, "completions": map[string]any{}, "logging": map[string]any{}}
+// capabilities are what the server declares: on 2026-07-28 no
+// subscriptions or list-changed notifications (they need
+// subscriptions/listen, which mcptest does not serve) and no logging
+// (logging/setLevel is gone).
+var capabilities = map[string]any{"tools": map[string]any{}, "resources": map[string]any{}, "prompts": map[string]any{}, "completions": map[string]any{}}
+
+// handshakeCapabilities are what the server declares to a handshake-era
+// client.
+var handshakeCapabilities = map[string]any{
+	"tools":       map[string]any{"listChanged": true},
+	"resources":   map[string]any{"subscribe": true, "listChanged": true},
+	"prompts":     map[string]any{"listChanged": true},
+	"completions": map[string]any{},
+	"logging":     map[string]any{},
+}
 
 func reply(out outbox, id jsonrpc.ID, result any, e *jsonrpc.Error) error {
 	m := &jsonrpc.Message{ID: id, Error: e}
