@@ -86,7 +86,7 @@ func TestSubscribeDeliversUpdatesUntilUnsubscribed(t *testing.T) {
 // List-changed notifications reach OnListChanged, naming the list.
 func TestListChangedReachesTheCallback(t *testing.T) {
 	for _, m := range notifyModes {
-		t.Run(m.name+"/callback", func(t *testing.T) {
+		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			var lists seen
 			b := setup(t, m, &setupOpts{client: mcp.ClientOptions{OnListChanged: lists.add}})
