@@ -67,6 +67,12 @@ func TestResources_ListPaginatesAndReadReturnsTextAndBlob(t *testing.T) {
 		if len(res.Contents) != 1 || res.Contents[0].Text != "hello from mcptest" || res.Contents[0].MIMEType != "text/plain" {
 			t.Errorf("hello = %+v", res.Contents)
 		}
+		if b.mode.modernHTTP() {
+			// 2026-07-28 routes resources/read by its URI.
+			if got := b.received("resources/read")[0].Header.Get("Mcp-Name"); got != "mcptest://static/hello" {
+				t.Errorf("Mcp-Name = %q, want the URI", got)
+			}
+		}
 		res, err = b.client.ReadResource(ctx, "mcptest://static/bytes", nil)
 		if err != nil {
 			t.Fatalf("ReadResource(bytes): %v", err)
