@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,6 +67,12 @@ type ClientOptions struct {
 	// follows. Zero means DefaultMaxPages.
 	MaxPages int
 
+	// MaxResourceSize caps the total size in bytes of the contents
+	// [Client.ReadResource] returns (text, and blobs once decoded); past it
+	// the read fails with [ErrResourceTooLarge]. Zero means no cap of its
+	// own (MaxMessageSize still bounds the message).
+	MaxResourceSize int
+
 	// Logger receives the client's diagnostics and the server's stderr and
 	// log messages. Nil means discard them.
 	Logger *slog.Logger
@@ -84,6 +91,16 @@ type ClientOptions struct {
 	// interrupted call (cancelled or timed out) is out on the wire; see
 	// [CancelSentFunc]. Nil costs nothing.
 	OnCancelSent CancelSentFunc
+
+	// OnResourceUpdated, if set, is told the URI of each
+	// notifications/resources/updated: a resource subscribed to with
+	// [Client.Subscribe] changed. OnListChanged, if set, is told "tools",
+	// "resources" or "prompts" for each notifications/{list}/list_changed.
+	// Each call runs on a goroutine of its own (so it may call the client,
+	// to re-read or re-list), in no guaranteed order; Close waits for calls
+	// that are running.
+	OnResourceUpdated func(uri string)
+	OnListChanged     func(list string)
 }
 
 // RequestHandler answers a request the server makes of the client: a
@@ -102,6 +119,10 @@ type Client struct {
 	info   ServerInfo      // set by the handshake, read-only afterwards
 	rev    revision        // the negotiated revision; likewise
 	caps   json.RawMessage // the client's capabilities
+
+	// serverName is the server's name for its log messages, which the
+	// reader may deliver while the handshake is still writing info.
+	serverName atomic.Pointer[string]
 
 	nextID    atomic.Int64
 	nextToken atomic.Int64
@@ -383,7 +404,27 @@ func (c *Client) receiveNotification(m *jsonrpc.Message) {
 			Data   json.RawMessage `json:"data"`
 		}
 		if err := json.Unmarshal(m.Params, &p); err == nil {
-			c.logger.Log(context.Background(), logLevel(p.Level), "mcp: server log", "logger", p.Logger, "data", string(p.Data))
+			server := ""
+			if name := c.serverName.Load(); name != nil {
+				server = *name
+			}
+			c.logger.Log(context.Background(), logLevel(p.Level), "mcp: server log", "server", server, "level", p.Level, "logger", p.Logger, "data", string(p.Data))
+		}
+	case "notifications/resources/updated":
+		var p struct {
+			URI string `json:"uri"`
+		}
+		if err := json.Unmarshal(m.Params, &p); err != nil || p.URI == "" {
+			c.logger.Warn("mcp: ignoring malformed resource update", "params", string(m.Params))
+			return
+		}
+		if f := c.opts.OnResourceUpdated; f != nil {
+			c.goBackground(func() { f(p.URI) })
+		}
+	case "notifications/tools/list_changed", "notifications/resources/list_changed", "notifications/prompts/list_changed":
+		if f := c.opts.OnListChanged; f != nil {
+			list := strings.TrimSuffix(strings.TrimPrefix(m.Method, "notifications/"), "/list_changed")
+			c.goBackground(func() { f(list) })
 		}
 	default:
 		c.logger.Debug("mcp: ignoring notification", "method", m.Method)

@@ -44,6 +44,18 @@
 // period, SIGTERM, then SIGKILL (on Windows, after the grace period, it is
 // killed).
 //
+// # Beyond tools
+//
+// Resources ([Client.ListResources], [Client.ResourceTemplates],
+// [Client.ReadResource], [Client.Subscribe]), prompts ([Client.ListPrompts],
+// [Client.GetPrompt]), [Client.Complete] and [Client.SetLoggingLevel] take
+// the same [CallOptions] and go the same way as a tool call: the same
+// budgets, and an interrupted resources/read is abandoned on the wire as a
+// tools/call is. Listings are iterators that fetch a page as the caller
+// ranges. Server notifications reach [ClientOptions].OnResourceUpdated and
+// OnListChanged; server log messages reach the Logger with the server's
+// name and level.
+//
 // # Errors
 //
 // A tool that fails is a result with [CallToolResult].IsError set, not a Go

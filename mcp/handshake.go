@@ -121,6 +121,7 @@ func (c *Client) discover(ctx context.Context, pinned revision) (modern bool, fa
 		if r, ok := newestIn(res.SupportedVersions, accept); ok {
 			c.conn.negotiated(r)
 			c.rev = r
+			c.serverName.Store(&res.Meta.ServerInfo.Name)
 			c.info = ServerInfo{
 				ProtocolVersion: r.name,
 				Implementation:  res.Meta.ServerInfo,
@@ -176,6 +177,7 @@ func (c *Client) initialize(ctx context.Context, rev revision) error {
 	}
 	c.conn.negotiated(chosen)
 	c.rev = chosen
+	c.serverName.Store(&res.ServerInfo.Name)
 	c.info = ServerInfo{
 		ProtocolVersion: res.ProtocolVersion,
 		Implementation:  res.ServerInfo,

@@ -178,6 +178,13 @@ func serverCommand(t testing.TB, args ...string) *mcp.CommandTransport {
 // asserted.)
 func (b *testBundle) assertCancelledOnTheWire(callID string) {
 	b.t.Helper()
+	b.assertRequestCancelledOnTheWire("tools/call", callID)
+}
+
+// assertRequestCancelledOnTheWire is assertCancelledOnTheWire for a request
+// of any method.
+func (b *testBundle) assertRequestCancelledOnTheWire(method, callID string) {
+	b.t.Helper()
 	if b.mode.modernHTTP() {
 		// The closed stream is the whole signal.
 		b.waitFor("the response stream of "+callID+" to close", func(r mcptest.Record) bool {
@@ -200,7 +207,7 @@ func (b *testBundle) assertCancelledOnTheWire(callID string) {
 	}
 	if b.mode.http != nil {
 		var callSession string
-		for _, r := range b.received("tools/call") {
+		for _, r := range b.received(method) {
 			if r.ID == callID {
 				callSession = r.Session
 			}

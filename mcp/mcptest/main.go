@@ -21,7 +21,7 @@ import (
 //	-record FILE      append every record to FILE as a JSON line
 //	-versions LIST    comma-separated revisions to serve (default: all)
 //	-silent-discover  ignore server/discover instead of refusing it
-//	-page-size N      split tools/list into pages of N tools
+//	-page-size N      split listings (tools, resources, prompts) into pages of N
 //	-invalid-tool     also offer bad_header (an invalid x-mcp-header)
 //	-http ADDR        serve HTTP on ADDR (a loopback address such as
 //	                  127.0.0.1:0) instead of stdio; the URL is printed on
@@ -39,7 +39,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	record := fs.String("record", "", "append every record to `FILE` as a JSON line")
 	versions := fs.String("versions", "", "comma-separated `revisions` to serve (default: all)")
 	silent := fs.Bool("silent-discover", false, "ignore server/discover instead of refusing it")
-	pageSize := fs.Int("page-size", 0, "split tools/list into pages of `N` tools")
+	pageSize := fs.Int("page-size", 0, "split listings into pages of `N` items")
 	invalidTool := fs.Bool("invalid-tool", false, "also offer bad_header, a tool with an invalid x-mcp-header")
 	httpAddr := fs.String("http", "", "serve HTTP on `ADDR` instead of stdio")
 	generations := fs.String("generations", "", "comma-separated HTTP `generations`: stateless, sessions, sse")

@@ -25,6 +25,12 @@ const (
 	ToolFinished = "tool_finished"
 	// LateReply: the late tool answered a request after it was cancelled.
 	LateReply = "late_reply"
+	// ReadStarted, ReadCancelled, ReadFinished: a slow resources/read (URI,
+	// ID) began, saw its request cancelled and stopped (Reason is the
+	// cancellation's reason), or answered.
+	ReadStarted   = "read_started"
+	ReadCancelled = "read_cancelled"
+	ReadFinished  = "read_finished"
 )
 
 // Record is one entry of a server's log: a message it received, or a thing
@@ -38,6 +44,7 @@ type Record struct {
 	// the sessionId of an HTTP+SSE endpoint).
 	Session string          `json:"session,omitempty"`
 	Tool    string          `json:"tool,omitempty"`
+	URI     string          `json:"uri,omitempty"` // the resource of a Read* record
 	Reason  string          `json:"reason,omitempty"`
 	Params  json.RawMessage `json:"params,omitempty"`
 	Raw     json.RawMessage `json:"raw,omitempty"`

@@ -34,6 +34,9 @@
 //   - bad_header (only with Options.InvalidTool): an invalid x-mcp-header.
 //   - stderr {lines=3}: writes noise to stderr, then answers.
 //
+// Resources, prompts, completion and logging/setLevel are served too; see
+// resources.go, prompts.go and complete.go.
+//
 // Use [NewServer] and [Server.Transport] in-process, or run [Main] as a
 // subprocess (andon mcptest serve).
 package mcptest
@@ -69,7 +72,8 @@ type Options struct {
 	// UnsupportedProtocolVersion (-32022) listing Versions, as a server
 	// does that wants the client to retry with a version it lists.
 	RefuseFirstDiscover bool
-	// PageSize splits tools/list into pages of this many tools. Zero means
+	// PageSize splits every listing (tools, resources, templates, prompts)
+	// into pages of this many items. Zero means
 	// one page.
 	PageSize int
 	// Stderr receives the stderr tool's noise. Nil means discard it.
@@ -221,6 +225,8 @@ type serverConn struct {
 	inflight map[string]context.CancelCauseFunc // by request id
 	pending  map[string]chan *jsonrpc.Message   // server→client requests, by id
 	nextID   int
+	logLevel string          // set by logging/setLevel; empty means every level
+	subs     map[string]bool // resources subscribed to, by URI
 	handlers sync.WaitGroup
 	cancel   context.CancelCauseFunc
 }
@@ -375,7 +381,7 @@ func (c *serverConn) serveRequest(ctx context.Context, m *jsonrpc.Message, out o
 		}
 		reply(out, m.ID, map[string]any{
 			"supportedVersions": c.s.opts.Versions,
-			"capabilities":      map[string]any{"tools": map[string]any{}},
+			"capabilities":      capabilities,
 			"instructions":      "mcptest: a scriptable test server",
 			"ttlMs":             0,
 			"cacheScope":        "private",
@@ -399,7 +405,7 @@ func (c *serverConn) serveRequest(ctx context.Context, m *jsonrpc.Message, out o
 		}
 		reply(out, m.ID, map[string]any{
 			"protocolVersion": version,
-			"capabilities":    map[string]any{"tools": map[string]any{}},
+			"capabilities":    handshakeCapabilities,
 			"serverInfo":      serverInfo,
 		}, nil)
 	case "ping":
@@ -412,12 +418,52 @@ func (c *serverConn) serveRequest(ctx context.Context, m *jsonrpc.Message, out o
 		c.listTools(m, modern, out)
 	case "tools/call":
 		c.startTool(ctx, m, base, modern, out)
+	case "resources/list":
+		listPage(c, m, "resources", resourceList(), modern, out)
+	case "resources/templates/list":
+		listPage(c, m, "resourceTemplates", resourceTemplates, modern, out)
+	case "resources/read":
+		c.startRead(ctx, m, modern, out)
+	case "prompts/list":
+		listPage(c, m, "prompts", promptList, modern, out)
+	case "prompts/get":
+		c.getPrompt(m, modern, out)
+	case "resources/subscribe", "resources/unsubscribe":
+		if modern { // 2026-07-28 subscribes through subscriptions/listen
+			reply(out, m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + m.Method})
+			return
+		}
+		c.subscribe(m, out)
+	case "completion/complete":
+		c.complete(m, modern, out)
+	case "logging/setLevel":
+		if modern { // removed in 2026-07-28
+			reply(out, m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: logging/setLevel"})
+			return
+		}
+		c.setLevel(m, out)
 	default:
 		reply(out, m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + m.Method})
 	}
 }
 
 var serverInfo = map[string]string{"name": "mcptest", "version": "1"}
+
+// capabilities are what the server declares: on 2026-07-28 no
+// subscriptions or list-changed notifications (they need
+// subscriptions/listen, which mcptest does not serve) and no logging
+// (logging/setLevel is gone).
+var capabilities = map[string]any{"tools": map[string]any{}, "resources": map[string]any{}, "prompts": map[string]any{}, "completions": map[string]any{}}
+
+// handshakeCapabilities are what the server declares to a handshake-era
+// client.
+var handshakeCapabilities = map[string]any{
+	"tools":       map[string]any{"listChanged": true},
+	"resources":   map[string]any{"subscribe": true, "listChanged": true},
+	"prompts":     map[string]any{"listChanged": true},
+	"completions": map[string]any{},
+	"logging":     map[string]any{},
+}
 
 func reply(out outbox, id jsonrpc.ID, result any, e *jsonrpc.Error) error {
 	m := &jsonrpc.Message{ID: id, Error: e}
@@ -432,22 +478,28 @@ func reply(out outbox, id jsonrpc.ID, result any, e *jsonrpc.Error) error {
 }
 
 func (c *serverConn) listTools(m *jsonrpc.Message, modern bool, out outbox) {
+	listPage(c, m, "tools", c.s.toolList(), modern, out)
+}
+
+// listPage answers a listing with the page of items its cursor names:
+// Options.PageSize items (all of them when zero), the cursor being the
+// index of the page's first item.
+func listPage[T any](c *serverConn, m *jsonrpc.Message, key string, items []T, modern bool, out outbox) {
 	var p struct {
 		Cursor string `json:"cursor"`
 	}
 	json.Unmarshal(m.Params, &p)
-	tools := c.s.toolList()
 	start, _ := strconv.Atoi(p.Cursor)
-	end := len(tools)
+	end := len(items)
 	next := ""
-	if size := c.s.opts.PageSize; size > 0 && start+size < len(tools) {
+	if size := c.s.opts.PageSize; size > 0 && start+size < len(items) {
 		end = start + size
 		next = strconv.Itoa(end)
 	}
-	if start > len(tools) {
-		start = len(tools)
+	if start > len(items) {
+		start = len(items)
 	}
-	res := map[string]any{"tools": tools[start:end]}
+	res := map[string]any{key: items[start:end]}
 	if next != "" {
 		res["nextCursor"] = next
 	}

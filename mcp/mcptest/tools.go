@@ -93,8 +93,19 @@ func (c *serverConn) startTool(ctx context.Context, m *jsonrpc.Message, base bas
 		reply(out, m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Unknown tool: " + p.Name})
 		return
 	}
+	c.spawn(ctx, m, func(tctx context.Context, key string) {
+		t := &toolCall{c: c, out: out, ctx: tctx, id: m.ID, key: key, name: p.Name, args: args, base: base, modern: modern}
+		c.s.rec.add(Record{Kind: ToolStarted, Tool: p.Name, ID: key})
+		t.run()
+	})
+}
+
+// spawn runs a request's handler on a goroutine of its own, with a context
+// that a notifications/cancelled naming the request (or the connection's
+// end) cancels; the server's Close waits for it.
+func (c *serverConn) spawn(ctx context.Context, m *jsonrpc.Message, run func(ctx context.Context, key string)) {
 	key := idKey(m.ID)
-	tctx, cancel := context.WithCancelCause(ctx)
+	hctx, cancel := context.WithCancelCause(ctx)
 	c.mu.Lock()
 	c.inflight[key] = cancel
 	c.mu.Unlock()
@@ -109,9 +120,7 @@ func (c *serverConn) startTool(ctx context.Context, m *jsonrpc.Message, base bas
 			c.mu.Unlock()
 			cancel(nil)
 		}()
-		t := &toolCall{c: c, out: out, ctx: tctx, id: m.ID, key: key, name: p.Name, args: args, base: base, modern: modern}
-		c.s.rec.add(Record{Kind: ToolStarted, Tool: p.Name, ID: key})
-		t.run()
+		run(hctx, key)
 	}()
 }
 
