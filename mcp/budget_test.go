@@ -3,6 +3,8 @@ package mcp_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -389,5 +391,30 @@ func BenchmarkHandshakeBudget(b *testing.B) {
 			}
 			b.ReportMetric(float64(total)/float64(b.N)/float64(budget), "x-budget")
 		})
+	}
+}
+
+// Connect with a context that has already ended sends nothing and still
+// releases the transport: a Stream's stream is closed, so a peer reading it
+// is not left waiting for ever.
+func TestConnectWithAnEndedContextReleasesTheTransport(t *testing.T) {
+	client, server := net.Pipe()
+	peerDone := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, server)
+		peerDone <- err
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := mcp.Connect(ctx, mcp.Stream(client), nil)
+	var ce *mcp.ConnectError
+	if !errors.As(err, &ce) || ce.Leg != mcp.LegConnect || !errors.Is(err, mcp.ErrCancelled) {
+		t.Fatalf("Connect = %v, want a cancelled *ConnectError in leg %s", err, mcp.LegConnect)
+	}
+	select {
+	case <-peerDone:
+	case <-time.After(10 * time.Second):
+		server.Close()
+		t.Fatal("the stream was never closed: its peer still waits")
 	}
 }
