@@ -204,21 +204,9 @@ func (w *Watcher) readHinted(ctx context.Context) {
 	}
 	clear(w.hinted)
 	w.mu.Unlock()
-	if len(ids) == 0 {
-		return
-	}
-	w.freshReads.Add(1)
-	statuses, err := w.store.RunStatuses(ctx, ids)
-	if err != nil {
-		if ctx.Err() == nil {
-			w.logger.Warn("agent: reading hinted runs failed; no run is treated as cancelled (the poll reads them again)", "runs", len(ids), "error", err)
-		}
-		return
-	}
+	statuses := w.readRows(ctx, ids, &w.freshReads, "reading hinted runs failed; no run is treated as cancelled (the poll reads them again)")
 	for _, id := range ids {
-		if statuses[id] == StatusCancelled {
-			w.cancel(id)
-		} else {
+		if statuses != nil && statuses[id] != StatusCancelled {
 			w.logger.Debug("agent: a cancel hint the run row does not back; nothing cancelled", "run", id, "status", string(statuses[id]))
 		}
 	}
@@ -240,22 +228,31 @@ func (w *Watcher) poll(ctx context.Context) {
 	// before their hints arrived, so before now.
 	clear(w.hinted)
 	w.mu.Unlock()
+	w.readRows(ctx, ids, &w.pollReads, "polling run statuses failed; no run is treated as cancelled")
+}
+
+// readRows reads the rows of ids in one query, counted in reads, and
+// cancels the calls of the runs whose row says cancelled: the one place a
+// watcher cancels on what the store says. A store error cancels nothing
+// (fail-soft) and is logged with failed. It returns the statuses read.
+func (w *Watcher) readRows(ctx context.Context, ids []string, reads *atomic.Uint64, failed string) map[string]Status {
 	if len(ids) == 0 {
-		return
+		return nil
 	}
-	w.pollReads.Add(1)
+	reads.Add(1)
 	statuses, err := w.store.RunStatuses(ctx, ids)
 	if err != nil {
 		if ctx.Err() == nil {
-			w.logger.Warn("agent: polling run statuses failed; no run is treated as cancelled", "runs", len(ids), "error", err)
+			w.logger.Warn("agent: "+failed, "runs", len(ids), "error", err)
 		}
-		return
+		return nil
 	}
 	for id, status := range statuses {
 		if status == StatusCancelled {
 			w.cancel(id)
 		}
 	}
+	return statuses
 }
 
 // StoreReads returns how many times the watcher has read run statuses from
