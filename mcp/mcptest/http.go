@@ -243,13 +243,19 @@ func (h *httpHandler) post(w http.ResponseWriter, r *http.Request) {
 func (h *httpHandler) hold(r *http.Request, m *jsonrpc.Message) {
 	select {
 	case <-r.Context().Done():
-		rec := Record{Kind: StreamClosed, Method: m.Method}
-		if m.ID.IsValid() {
-			rec.ID = idKey(m.ID)
-		}
-		h.s.rec.add(rec)
+		h.gone(m)
 	case <-h.s.done:
 	}
+}
+
+// gone records that the client went away from m (a request, or a POSTed
+// notification) before it was answered.
+func (h *httpHandler) gone(m *jsonrpc.Message) {
+	rec := Record{Kind: StreamClosed, Method: m.Method}
+	if m.ID.IsValid() {
+		rec.ID = idKey(m.ID)
+	}
+	h.s.rec.add(rec)
 }
 
 // misbehave answers m with h.opts.Fault, until the client goes away or the
@@ -291,11 +297,7 @@ func (h *httpHandler) misbehave(w http.ResponseWriter, r *http.Request, m *jsonr
 			drip = drip[n:]
 			http.NewResponseController(w).Flush()
 		case <-r.Context().Done():
-			rec := Record{Kind: StreamClosed, Method: m.Method}
-			if m.ID.IsValid() {
-				rec.ID = idKey(m.ID)
-			}
-			h.s.rec.add(rec)
+			h.gone(m)
 			return
 		case <-h.s.done:
 			return
