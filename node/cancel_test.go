@@ -94,16 +94,9 @@ func TestCancelReachesTheNodeExecutingTheRun(t *testing.T) {
 				defer func() { stop(); <-stopped }()
 			}
 
-			run, err := api.Runtime().Submit(ctx, "o", &agent.Request{Prompt: "p", Script: json.RawMessage(`{"steps": [
-				{"tool_calls": [{"name": "mcp_s_slow", "arguments": {"ms": 600000}}]}, {"text": "finished"}]}`)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			run := startSlowRun(t, api, srv)
 			wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 			defer cancel()
-			if _, err := srv.WaitFor(wctx, func(r mcptest.Record) bool { return r.Kind == mcptest.ToolStarted && r.Tool == "slow" }); err != nil {
-				t.Fatalf("the slow call never started: %v", err)
-			}
 			if tc.notifyOnly {
 				cancelByNotifyAlone(t, db, run.ID)
 			} else if err := api.Runtime().Cancel(ctx, agent.Actor{ID: "o"}, run.ID); err != nil {
@@ -176,16 +169,9 @@ func TestAListenerBackFromALossLooksAtOnce(t *testing.T) {
 	go func() { stopped <- n.Run(runCtx) }()
 	defer func() { stop(); <-stopped }()
 
-	run, err := n.Runtime().Submit(ctx, "o", &agent.Request{Prompt: "p", Script: json.RawMessage(`{"steps": [
-		{"tool_calls": [{"name": "mcp_s_slow", "arguments": {"ms": 600000}}]}, {"text": "finished"}]}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := startSlowRun(t, n, srv)
 	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	if _, err := srv.WaitFor(wctx, func(r mcptest.Record) bool { return r.Kind == mcptest.ToolStarted && r.Tool == "slow" }); err != nil {
-		t.Fatalf("the slow call never started: %v", err)
-	}
 	// Cancelled in the row only, as while nobody listened: no NOTIFY, no
 	// job cancel.
 	pg, err := sqlstore.OpenPostgres(ctx, base)
@@ -203,4 +189,21 @@ func TestAListenerBackFromALossLooksAtOnce(t *testing.T) {
 	if _, err := srv.WaitFor(wctx, func(r mcptest.Record) bool { return r.Kind == mcptest.ToolCancelled && r.Tool == "slow" }); err != nil {
 		t.Fatalf("the call was not cancelled once the listener was back: %v", err)
 	}
+}
+
+// startSlowRun submits, through n, a run whose one call is srv's slow tool
+// for ten minutes, and returns it once the server has started the call.
+func startSlowRun(t *testing.T, n *node.Node, srv *mcptest.Server) *agent.Run {
+	t.Helper()
+	run, err := n.Runtime().Submit(t.Context(), "o", &agent.Request{Prompt: "p", Script: json.RawMessage(`{"steps": [
+		{"tool_calls": [{"name": "mcp_s_slow", "arguments": {"ms": 600000}}]}, {"text": "finished"}]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	if _, err := srv.WaitFor(wctx, func(r mcptest.Record) bool { return r.Kind == mcptest.ToolStarted && r.Tool == "slow" }); err != nil {
+		t.Fatalf("the slow call never started: %v", err)
+	}
+	return run
 }
