@@ -49,6 +49,7 @@ var mayImport = map[string][]string{
 
 	"internal/conformance": {"mcp"},
 	"internal/interop":     {"mcp"},
+	"internal/nodepeer":    nil,
 	"internal/depcheck":    nil,
 }
 
