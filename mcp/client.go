@@ -137,7 +137,7 @@ type Client struct {
 	// params holds each listed tool's x-mcp-header annotations
 	// (2026-07-28), by tool name.
 	params   map[string][]paramHeader
-	tasks    taskState // tasks being followed, tools' task support
+	tasks    *taskState // tasks being followed, tools' task support
 	closed   chan struct{}
 	closeErr error // why the client is closed; set before closed is closed
 
@@ -257,6 +257,9 @@ func (c *Client) Err() error { return c.err() }
 // signalled, then killed (see [CommandTransport]). Calling Close again
 // returns the result of the first call.
 func (c *Client) Close() error {
+	// A task's cancellation is a request (tasks/cancel), which needs the
+	// client open: those on their way go out first, within a bound.
+	waitBounded(&c.tasks.cancels, flushGrace)
 	c.mu.Lock()
 	first := c.closeErr == nil
 	var inFlight []*call

@@ -24,10 +24,13 @@ type taskState struct {
 	mu       sync.Mutex
 	support  map[string]TaskSupport  // by tool name, from tools/list
 	watching map[string][]*taskWatch // by task id, the calls following it
+	// cancels counts the tasks/cancel requests on their way, which Close
+	// lets go out before it closes the client.
+	cancels sync.WaitGroup
 }
 
-func newTaskState() taskState {
-	return taskState{support: map[string]TaskSupport{}, watching: map[string][]*taskWatch{}}
+func newTaskState() *taskState {
+	return &taskState{support: map[string]TaskSupport{}, watching: map[string][]*taskWatch{}}
 }
 
 // TasksSupported reports whether the negotiated session supports tasks:

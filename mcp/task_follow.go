@@ -100,7 +100,9 @@ func (c *Client) receiveTaskStatus(params json.RawMessage) {
 // them), never its cancellation.
 func (c *Client) cancelTaskBackground(callerCtx context.Context, id string) {
 	sentAt := c.cancelClock()
+	c.tasks.cancels.Add(1)
 	started := c.goBackground(func() {
+		defer c.tasks.cancels.Done()
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(callerCtx), cancelNotifyTimeout)
 		defer cancel()
 		defer context.AfterFunc(c.bgCtx, cancel)()
@@ -115,6 +117,7 @@ func (c *Client) cancelTaskBackground(callerCtx context.Context, id string) {
 		}
 	})
 	if !started {
+		c.tasks.cancels.Done()
 		c.logger.Warn("mcp: could not cancel task: client closed", "task_id", id)
 	}
 }
