@@ -76,6 +76,8 @@ type CallOptions struct {
 	noDefaultTimeout bool
 	// progressToken, if set, is the token the request carries instead of
 	// a fresh one: a task's token outlives the request that created it.
+	// The request's receiver stays registered until the caller's replaces
+	// it (see follower.adoptProgress), so nothing falls between the two.
 	progressToken string
 }
 
@@ -206,6 +208,9 @@ func (c *Client) request(ctx context.Context, method string, params requestParam
 		c.progress[strconv.Quote(token)] = cl
 		c.mu.Unlock()
 		defer func() {
+			if o.progressToken != "" {
+				return // the caller's to end
+			}
 			c.mu.Lock()
 			delete(c.progress, strconv.Quote(token))
 			c.mu.Unlock()

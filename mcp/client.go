@@ -259,7 +259,7 @@ func (c *Client) Err() error { return c.err() }
 func (c *Client) Close() error {
 	// A task's cancellation is a request (tasks/cancel), which needs the
 	// client open: those on their way go out first, within a bound.
-	waitBounded(&c.tasks.cancels, flushGrace)
+	c.tasks.cancels.wait(flushGrace)
 	c.mu.Lock()
 	first := c.closeErr == nil
 	var inFlight []*call

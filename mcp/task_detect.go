@@ -3,6 +3,7 @@ package mcp
 import (
 	"encoding/json"
 	"sync"
+	"time"
 )
 
 // TasksExtension is the identifier of the 2026-07-28 tasks extension, as it
@@ -26,7 +27,50 @@ type taskState struct {
 	watching map[string][]*taskWatch // by task id, the calls following it
 	// cancels counts the tasks/cancel requests on their way, which Close
 	// lets go out before it closes the client.
-	cancels sync.WaitGroup
+	cancels pending
+}
+
+// pending counts work on its way that Close waits for, within a bound. (A
+// sync.WaitGroup may not be added to while it is waited for from zero.)
+type pending struct {
+	mu   sync.Mutex
+	n    int
+	zero chan struct{} // closed when n drops to zero
+}
+
+func (p *pending) add() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n == 0 {
+		p.zero = make(chan struct{})
+	}
+	p.n++
+}
+
+func (p *pending) done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n--
+	if p.n == 0 {
+		close(p.zero)
+	}
+}
+
+// wait waits until nothing is pending, or for d.
+func (p *pending) wait(d time.Duration) {
+	p.mu.Lock()
+	if p.n == 0 {
+		p.mu.Unlock()
+		return
+	}
+	zero := p.zero
+	p.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-zero:
+	case <-t.C:
+	}
 }
 
 func newTaskState() *taskState {
