@@ -50,7 +50,9 @@ const (
 //   - task_ask (required): input_required, asking the client for a name
 //     (elicitation/create: a server request on the tasks/result stream on
 //     2025-11-25, an inputRequests entry answered with tasks/update on
-//     2026-07-28), then completes with "hello, NAME".
+//     2026-07-28, which stays listed until one more tasks/get has seen it,
+//     so a client that answers a key twice shows), then completes with
+//     "hello, NAME".
 //   - task_stubborn {ms=60000} (required): ignores tasks/cancel, which it
 //     acknowledges (on 2025-11-25 answering with its status, still
 //     working), and completes after ms.
@@ -143,6 +145,7 @@ type serverTask struct {
 	workCtx    context.Context
 	cancelWork context.CancelCauseFunc
 	input      chan map[string]json.RawMessage // tasks/update answers (2026-07-28)
+	polled     chan struct{}                   // a tasks/get was answered (capacity 1)
 	expiry     *time.Timer
 }
 
@@ -326,7 +329,7 @@ func (s *Server) newTask(tool string, modern bool, ttl, poll time.Duration) *ser
 	t := &serverTask{
 		s: s, id: "mcptest-task-" + strconv.Itoa(s.taskStore.next), tool: tool, modern: modern,
 		status: mcp.TaskWorking, created: now, updated: now, ttl: ttl, poll: poll,
-		changed: make(chan struct{}), input: make(chan map[string]json.RawMessage, 1),
+		changed: make(chan struct{}), input: make(chan map[string]json.RawMessage, 1), polled: make(chan struct{}, 1),
 	}
 	t.workCtx, t.cancelWork = context.WithCancelCause(context.Background())
 	if s.taskStore.tasks == nil {
@@ -493,6 +496,21 @@ func (w *taskWork) ask() {
 		case <-w.done:
 			return
 		}
+		// The answer is taken, but the task shows the request as
+		// outstanding until a poll has seen it so once more: a client
+		// must answer a key once, however often polls repeat it.
+		select {
+		case <-t.polled:
+		default:
+		}
+		select {
+		case <-t.polled:
+		case <-w.ctx.Done():
+			w.cancelled()
+			return
+		case <-w.done:
+			return
+		}
 	} else {
 		t.set(mcp.TaskInputRequired, "waiting for a name", nil)
 		// The request goes out on a tasks/result stream in flight.
@@ -613,6 +631,10 @@ func (c *serverConn) serveTaskMethod(ctx context.Context, m *jsonrpc.Message, ba
 	switch m.Method {
 	case "tasks/get":
 		reply(out, m.ID, complete(t.wire()), nil)
+		select {
+		case t.polled <- struct{}{}:
+		default:
+		}
 	case "tasks/update":
 		select {
 		case t.input <- p.InputResponses:
