@@ -336,6 +336,10 @@ func (c *Client) receiveResponse(m *jsonrpc.Message) {
 	}
 	cl := c.takeCall(m.ID)
 	if cl == nil {
+		if late := c.takeLate(m.ID); late != nil && m.Error == nil {
+			late(m.Result)
+			return
+		}
 		c.logger.Debug("mcp: dropping response to a request no longer in flight", "id", m.ID.String())
 		return
 	}

@@ -61,6 +61,7 @@ func (c *Client) callToolTask(ctx context.Context, params *callToolParams, opts 
 			f.progressed()
 		}
 	}
+	o.onLateReply = c.cancelLateTask(gen, params.Name)
 	var res callToolResponse
 	err = c.request(ctx, "tools/call", params, &o, false, &res)
 	if token != "" {

@@ -28,6 +28,11 @@ type taskState struct {
 	// cancels counts the tasks/cancel requests on their way, which Close
 	// lets go out before it closes the client.
 	cancels pending
+	// late holds, by request id, what to do with the reply to an
+	// abandoned tools/call that may yet create a task; lateOrder is their
+	// order, oldest first, so that at most maxLate are kept.
+	late      map[int64]func(json.RawMessage)
+	lateOrder []int64
 }
 
 // pending counts work on its way that Close waits for, within a bound. (A
@@ -74,7 +79,7 @@ func (p *pending) wait(d time.Duration) {
 }
 
 func newTaskState() *taskState {
-	return &taskState{support: map[string]TaskSupport{}, watching: map[string][]*taskWatch{}}
+	return &taskState{support: map[string]TaskSupport{}, watching: map[string][]*taskWatch{}, late: map[int64]func(json.RawMessage){}}
 }
 
 // TasksSupported reports whether the negotiated session supports tasks:

@@ -61,6 +61,10 @@ const (
 //   - task_forget (required): the server forgets the task as soon as it
 //     has answered with it; tasks/get then says unknown (-32602).
 //
+// Every task tool also takes create_late: the server creates the task only
+// once the tools/call has been cancelled, and then answers with it anyway
+// (a late CreateTaskResult, which the client must cancel).
+//
 // A task's TTL expiring makes the server forget it (TaskExpired).
 // Options.Stall works for task methods too ("tasks/get", "tasks/cancel").
 var taskTools = map[string]mcp.TaskSupport{
@@ -104,11 +108,17 @@ func taskToolList() []map[string]any {
 
 // taskArgs are the task tools' arguments.
 type taskArgs struct {
-	MS      *int   `json:"ms"`
-	TTLMS   *int   `json:"ttl_ms"`
-	PollMS  *int   `json:"poll_ms"`
-	Text    string `json:"text"`
-	Message string `json:"message"`
+	MS       *int   `json:"ms"`
+	CreateLate bool `json:"create_late"`
+	TTLMS    *int   `json:"ttl_ms"`
+	PollMS   *int   `json:"poll_ms"`
+	Text     string `json:"text"`
+	Message  string `json:"message"`
+}
+
+// taskMeta is a 2025-11-25 tools/call's params.task.
+type taskMeta struct {
+	TTL *int64 `json:"ttl"`
 }
 
 // taskStore holds a server's tasks: they outlive the request, and the
@@ -268,9 +278,7 @@ func (c *serverConn) startTaskTool(ctx context.Context, m *jsonrpc.Message, name
 		}
 	}
 	var p struct {
-		Task *struct {
-			TTL *int64 `json:"ttl"`
-		} `json:"task"`
+		Task *taskMeta `json:"task"`
 	}
 	_ = json.Unmarshal(m.Params, &p)
 	asTask := p.Task != nil
@@ -292,9 +300,29 @@ func (c *serverConn) startTaskTool(ctx context.Context, m *jsonrpc.Message, name
 		}
 		return
 	}
+	if args.CreateLate {
+		// A server that creates the task only once the request is
+		// cancelled (notifications/cancelled, or the connection's end),
+		// and answers with it anyway.
+		c.spawn(ctx, m, func(rctx context.Context, _ string) {
+			select {
+			case <-rctx.Done():
+			case <-c.s.done:
+				return
+			}
+			c.createTask(m, name, p.Task, args, base, modern, out)
+		})
+		return
+	}
+	c.createTask(m, name, p.Task, args, base, modern, out)
+}
+
+// createTask creates the task of a tools/call, answers with it, and starts
+// its work.
+func (c *serverConn) createTask(m *jsonrpc.Message, name string, meta *taskMeta, args taskArgs, base baseParams, modern bool, out outbox) {
 	ttl := time.Duration(intOr(args.TTLMS, 60000)) * time.Millisecond
-	if args.TTLMS == nil && p.Task != nil && p.Task.TTL != nil {
-		ttl = time.Duration(*p.Task.TTL) * time.Millisecond
+	if args.TTLMS == nil && meta != nil && meta.TTL != nil {
+		ttl = time.Duration(*meta.TTL) * time.Millisecond
 	}
 	t := c.s.newTask(name, modern, ttl, time.Duration(intOr(args.PollMS, 20))*time.Millisecond)
 	if sc, ok := out.(*serverConn); ok && !modern {
