@@ -33,6 +33,9 @@ type taskState struct {
 	// order, oldest first, so that at most maxLate are kept.
 	late      map[int64]func(json.RawMessage)
 	lateOrder []int64
+
+	genOnce sync.Once
+	gen     taskGeneration
 }
 
 // pending counts work on its way that Close waits for, within a bound. (A
@@ -89,9 +92,16 @@ func newTaskState() *taskState {
 // generation it is.
 func (c *Client) TasksSupported() bool { return c.taskGeneration() != noTasks }
 
-// taskGeneration reads the generation from the revision and the server's
-// capabilities.
+// taskGeneration is the session's generation of tasks, worked out once
+// (CallTool asks it on every call).
 func (c *Client) taskGeneration() taskGeneration {
+	c.tasks.genOnce.Do(func() { c.tasks.gen = c.detectTasks() })
+	return c.tasks.gen
+}
+
+// detectTasks reads the generation from the revision and the server's
+// capabilities, which the handshake settled.
+func (c *Client) detectTasks() taskGeneration {
 	switch {
 	case c.rev.mrtr:
 		var caps struct {

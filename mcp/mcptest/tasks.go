@@ -108,12 +108,12 @@ func taskToolList() []map[string]any {
 
 // taskArgs are the task tools' arguments.
 type taskArgs struct {
-	MS       *int   `json:"ms"`
-	CreateLate bool `json:"create_late"`
-	TTLMS    *int   `json:"ttl_ms"`
-	PollMS   *int   `json:"poll_ms"`
-	Text     string `json:"text"`
-	Message  string `json:"message"`
+	MS         *int   `json:"ms"`
+	CreateLate bool   `json:"create_late"`
+	TTLMS      *int   `json:"ttl_ms"`
+	PollMS     *int   `json:"poll_ms"`
+	Text       string `json:"text"`
+	Message    string `json:"message"`
 }
 
 // taskMeta is a 2025-11-25 tools/call's params.task.
