@@ -665,3 +665,18 @@ func TestTaskCreatedAfterItsCallWasAbandonedIsCancelled(t *testing.T) {
 		b.assertStillServing()
 	})
 }
+
+// TestTaskSupportLookedUpOncePerTool: on 2025-11-25 a tool the client has
+// not listed is looked up with one tools/list, and not again, even when the
+// server does not have it.
+func TestTaskSupportLookedUpOncePerTool(t *testing.T) {
+	runTasks(t, []mode{inproc2025}, nil, func(t *testing.T, b *testBundle) {
+		for range 3 {
+			b.mustCall("echo", map[string]any{"text": "x"})
+			b.client.CallTool(context.Background(), "no_such_tool", nil, nil)
+		}
+		if n := len(b.received("tools/list")); n != 1 {
+			t.Errorf("tools/list sent %d times, want 1", n)
+		}
+	})
+}
