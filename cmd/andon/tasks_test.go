@@ -64,6 +64,20 @@ func TestCallTaskTool(t *testing.T) {
 	}
 }
 
+func TestToolsShowTaskSupport(t *testing.T) {
+	t.Parallel()
+	r := runAndon(t, "tools", "--stdio", server("", "-tasks"))
+	r.check(t, exitOK)
+	lines := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") {
+		name, desc, _ := strings.Cut(l, "\t")
+		lines[name] = desc
+	}
+	if !strings.HasSuffix(lines["task_wait"], " [task: required]") || !strings.HasSuffix(lines["task_echo"], " [task: optional]") || strings.Contains(lines["echo"], "[task") {
+		t.Errorf("andon tools does not show task support:\n%s", r.stdout)
+	}
+}
+
 func TestToolsJSONShowsTaskSupport(t *testing.T) {
 	t.Parallel()
 	r := runAndon(t, "tools", "--stdio", server("", "-tasks"), "--json")
