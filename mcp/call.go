@@ -42,6 +42,41 @@ type CallOptions struct {
 	// MaxTotalTimeout bounds the request however much progress it reports.
 	// Zero means no such bound; negative is an error.
 	MaxTotalTimeout time.Duration
+
+	// Task runs a tool whose TaskSupport is "optional" as a task
+	// (2025-11-25); a "required" one always runs as one. On 2026-07-28 the
+	// server alone decides, and Task changes nothing. For a call that
+	// becomes a task, Timeout and MaxTotalTimeout bound the whole task, not
+	// only its first request; see [Client.CallTool].
+	Task bool
+
+	// TaskTTL asks the server to keep a task this long after it is created
+	// (2025-11-25 task.ttl). Zero leaves it to the server.
+	TaskTTL time.Duration
+
+	// OnTaskCreated, if set, is told once, on the calling goroutine, when
+	// the server has created the task for the call and before the call
+	// waits on it: the moment to persist the handle (the Task's ID, with
+	// the server and [Client.ProtocolVersion]). If it returns an error the
+	// task is cancelled (tasks/cancel, off the caller's path) and the call
+	// fails with that error, wrapped.
+	OnTaskCreated func(Task) error
+
+	// OnTaskStatus, if set, is told each change of the task's status that
+	// the client sees (a notification or a poll), on the calling
+	// goroutine, never after the call has returned.
+	OnTaskStatus func(Task)
+
+	// quiet: the request is never cancelled by notification (a task
+	// method: tasks/* are abandoned by dropping them; on a stream with a
+	// response stream, by closing it).
+	quiet bool
+	// noDefaultTimeout: RequestTimeout does not apply (tasks/result, which
+	// blocks until the task ends, under the budget of the whole task).
+	noDefaultTimeout bool
+	// progressToken, if set, is the token the request carries instead of
+	// a fresh one: a task's token outlives the request that created it.
+	progressToken string
 }
 
 func (o *CallOptions) validate() error {
@@ -50,6 +85,9 @@ func (o *CallOptions) validate() error {
 	}
 	if o.MaxTotalTimeout < 0 {
 		return fmt.Errorf("mcp: negative MaxTotalTimeout %v", o.MaxTotalTimeout)
+	}
+	if o.TaskTTL < 0 {
+		return fmt.Errorf("mcp: negative TaskTTL %v", o.TaskTTL)
 	}
 	return nil
 }
@@ -81,6 +119,7 @@ const cancelNotifyTimeout = 5 * time.Second
 type call struct {
 	id        int64
 	handshake bool        // initialize or server/discover: never cancelled by notification
+	quiet     bool        // a task method: never cancelled by notification either
 	sent      atomic.Bool // some of the request may have reached the wire
 	reply     chan reply  // capacity 1; written once, by whoever took the call
 
@@ -140,7 +179,7 @@ func (c *Client) request(ctx context.Context, method string, params requestParam
 	}
 
 	timeout := o.Timeout
-	if timeout == 0 && c.opts.RequestTimeout > 0 && !handshake {
+	if timeout == 0 && c.opts.RequestTimeout > 0 && !handshake && !o.noDefaultTimeout {
 		timeout = c.opts.RequestTimeout
 	}
 	waitCtx, stop := context.WithCancelCause(ctx)
@@ -155,10 +194,13 @@ func (c *Client) request(ctx context.Context, method string, params requestParam
 		defer total.Stop()
 	}
 
-	cl := &call{handshake: handshake, reply: make(chan reply, 1)}
+	cl := &call{handshake: handshake, quiet: o.quiet, reply: make(chan reply, 1)}
 	var token string
 	if o.OnProgress != nil || o.ResetTimeoutOnProgress {
-		token = "andon-" + strconv.FormatInt(c.nextToken.Add(1), 10)
+		token = o.progressToken
+		if token == "" {
+			token = c.newProgressToken()
+		}
 		cl.progSig = make(chan struct{}, 1)
 		c.mu.Lock()
 		c.progress[strconv.Quote(token)] = cl
@@ -198,6 +240,10 @@ func (c *Client) request(ctx context.Context, method string, params requestParam
 		}
 		switch kind.ResultType {
 		case "", "complete":
+		case "task":
+			if _, ok := out.(taskResult); !ok || !c.tasksExtension() {
+				return &ProtocolError{Reason: method + ": a task result for a request that cannot become a task"}
+			}
 		case "input_required":
 			if len(kind.InputRequests) == 0 && kind.RequestState == nil {
 				return &ProtocolError{Reason: method + ": input_required result with neither inputRequests nor requestState"}
@@ -308,9 +354,9 @@ func (c *Client) abandon(callerCtx context.Context, cl *call, sent bool, cause e
 		return
 	}
 	sentAt := c.cancelClock()
-	if cl.handshake || !c.conn.notifiesCancel(c.rev) {
+	if cl.handshake || cl.quiet || !c.conn.notifiesCancel(c.rev) {
 		c.conn.abandon(id, cause)
-		if sentAt != nil && !cl.handshake {
+		if sentAt != nil && !cl.handshake && !cl.quiet {
 			sentAt() // the closed response stream is the signal
 		}
 		return
@@ -362,4 +408,9 @@ func (c *Client) sendCancelled(ctx context.Context, id int64, reason string) boo
 	}
 	c.logger.Debug("mcp: sent cancellation notification", "request_id", id)
 	return true
+}
+
+// newProgressToken returns a progress token unique on this client.
+func (c *Client) newProgressToken() string {
+	return "andon-" + strconv.FormatInt(c.nextToken.Add(1), 10)
 }

@@ -119,6 +119,9 @@ type Client struct {
 	info   ServerInfo      // set by the handshake, read-only afterwards
 	rev    revision        // the negotiated revision; likewise
 	caps   json.RawMessage // the client's capabilities
+	// modernCaps are caps with the extensions the client implements
+	// (2026-07-28 _meta).
+	modernCaps json.RawMessage
 
 	// serverName is the server's name for its log messages, which the
 	// reader may deliver while the handshake is still writing info.
@@ -134,6 +137,7 @@ type Client struct {
 	// params holds each listed tool's x-mcp-header annotations
 	// (2026-07-28), by tool name.
 	params   map[string][]paramHeader
+	tasks    taskState // tasks being followed, tools' task support
 	closed   chan struct{}
 	closeErr error // why the client is closed; set before closed is closed
 
@@ -194,6 +198,7 @@ func newClient(opts *ClientOptions) *Client {
 		progress: make(map[string]*call),
 		serving:  make(map[string]context.CancelFunc),
 		params:   make(map[string][]paramHeader),
+		tasks:    newTaskState(),
 		closed:   make(chan struct{}),
 	}
 	c.bgCtx, c.stopBackground = context.WithCancel(context.Background())
@@ -221,6 +226,7 @@ func newClient(opts *ClientOptions) *Client {
 		o.MaxPages = DefaultMaxPages
 	}
 	c.caps = c.capabilities()
+	c.modernCaps = c.modernCapabilities()
 	c.logger = o.Logger
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
@@ -276,7 +282,7 @@ func (c *Client) Close() error {
 		ctx, cancel := context.WithTimeout(c.bgCtx, flushGrace)
 		for _, cl := range inFlight {
 			c.conn.abandon(jsonrpc.Int(cl.id), fmt.Errorf("%w: %w", context.Canceled, errClientClosed))
-			if !cl.handshake && c.conn.notifiesCancel(c.rev) {
+			if !cl.handshake && !cl.quiet && c.conn.notifiesCancel(c.rev) {
 				c.sendCancelled(ctx, cl.id, "client closed")
 			}
 		}
@@ -420,6 +426,8 @@ func (c *Client) receiveNotification(m *jsonrpc.Message) {
 		if f := c.opts.OnResourceUpdated; f != nil {
 			c.goBackground(func() { f(p.URI) })
 		}
+	case "notifications/tasks/status", "notifications/tasks":
+		c.receiveTaskStatus(m.Params)
 	case "notifications/tools/list_changed", "notifications/resources/list_changed", "notifications/prompts/list_changed":
 		if f := c.opts.OnListChanged; f != nil {
 			list := strings.TrimSuffix(strings.TrimPrefix(m.Method, "notifications/"), "/list_changed")

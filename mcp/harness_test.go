@@ -72,6 +72,8 @@ type testBundle struct {
 	records func() []mcptest.Record
 	// server is the in-process server, nil for a subprocess.
 	server *mcptest.Server
+	// httpTransport reaches the HTTP server again, on a new connection.
+	httpTransport func() mcp.Transport
 }
 
 // setupOpts adjust a test's client and server.
@@ -125,6 +127,9 @@ func setup(t *testing.T, m mode, o *setupOpts) *testBundle {
 		hs := httptest.NewServer(s.HTTPHandler(&hopts))
 		t.Cleanup(hs.Close)
 		transport = &mcp.HTTPTransport{URL: hs.URL, Client: hs.Client(), Header: o.header}
+		b.httpTransport = func() mcp.Transport {
+			return &mcp.HTTPTransport{URL: hs.URL, Client: hs.Client(), Header: o.header}
+		}
 		b.records = s.Records
 		b.server = s
 	case m.subprocess:

@@ -42,7 +42,7 @@ func (c *Client) requestMeta(progressToken string) *requestMeta {
 	}
 	return &requestMeta{
 		ProtocolVersion:    c.rev.name,
-		ClientCapabilities: c.caps,
+		ClientCapabilities: c.modernCaps,
 		ClientInfo:         &c.opts.ClientInfo,
 		ProgressToken:      progressToken,
 	}
@@ -78,6 +78,8 @@ type callToolParams struct {
 	paramsBase
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Task makes the call a task (2025-11-25).
+	Task *taskMetadata `json:"task,omitempty"`
 }
 
 type initializeParams struct {

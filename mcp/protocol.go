@@ -34,9 +34,14 @@ type Tool struct {
 	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
 	Meta         json.RawMessage  `json:"_meta,omitempty"`
 
+	// TaskSupport is the tool's execution.taskSupport (2025-11-25 on):
+	// whether it may or must run as a task. Decoding sets it to
+	// TaskForbidden when the server did not say.
+	TaskSupport TaskSupport `json:"-"`
+
 	// Raw is the Tool object as the server sent it, with the fields this
-	// type does not model (execution.taskSupport, icons, …). Nil for a
-	// Tool that was not decoded from JSON.
+	// type does not model (icons, …). Nil for a Tool that was not decoded
+	// from JSON.
 	Raw json.RawMessage `json:"-"`
 }
 
@@ -49,6 +54,18 @@ func (t *Tool) UnmarshalJSON(data []byte) error {
 	}
 	*t = Tool(p)
 	t.Raw = slices.Clone(json.RawMessage(data)) // data is the decoder's
+	var exec struct {
+		Execution struct {
+			TaskSupport TaskSupport `json:"taskSupport"`
+		} `json:"execution"`
+	}
+	_ = json.Unmarshal(data, &exec) // a malformed execution is no task support
+	switch exec.Execution.TaskSupport {
+	case TaskOptional, TaskRequired:
+		t.TaskSupport = exec.Execution.TaskSupport
+	default:
+		t.TaskSupport = TaskForbidden
+	}
 	return nil
 }
 

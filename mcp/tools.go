@@ -25,6 +25,7 @@ func (c *Client) ListTools(ctx context.Context, opts *CallOptions) ([]Tool, erro
 		if err := c.request(ctx, "tools/list", &listParams{Cursor: cursor}, opts, false, &res); err != nil {
 			return nil, err
 		}
+		c.noteTaskSupport(res.Tools)
 		tools = append(tools, c.admitTools(res.Tools)...)
 		if res.NextCursor == "" {
 			return tools, nil
@@ -47,6 +48,17 @@ func (c *Client) ListTools(ctx context.Context, opts *CallOptions) ([]Tool, erro
 // server is told as its transport and revision require, and a reply that
 // comes later is dropped. A tool that fails is a result with IsError set,
 // not an error.
+//
+// A call may become a task (see [Task]): on 2025-11-25 a tool whose
+// TaskSupport is "required" (or "optional", with [CallOptions].Task) runs
+// as one (a tool the client has not listed yet is looked up first with
+// tools/list); on 2026-07-28 the server decides. CallTool then follows the
+// task as [Client.FollowTask] does and returns its result as if the call
+// had answered it: the call's Timeout (or the client's RequestTimeout) and
+// MaxTotalTimeout bound the whole task, and an interrupted one is
+// cancelled with tasks/cancel, never notifications/cancelled. Progress
+// reaches OnProgress until the task ends (2025-11-25; 2026-07-28 has no
+// progress for tasks).
 func (c *Client) CallTool(ctx context.Context, name string, args any, opts *CallOptions) (*CallToolResult, error) {
 	if ctx.Err() != nil {
 		return nil, interruption("tools/call", ctx)
@@ -67,6 +79,9 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts *Call
 		decls := c.params[name]
 		c.mu.Unlock()
 		ctx = withParamHeaders(ctx, paramHeaderValues(decls, params.Arguments))
+	}
+	if gen := c.taskGeneration(); gen != noTasks {
+		return c.callToolTask(ctx, params, opts, gen)
 	}
 	var res struct {
 		resultKind

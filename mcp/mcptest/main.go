@@ -32,6 +32,7 @@ import (
 //	-stall LIST       comma-separated methods to record and never answer
 //	                  (Options.Stall)
 //	-fault FAULT      misbehave on every HTTP POST (HTTPOptions.Fault)
+//	-tasks            offer the task tools and declare tasks (Options.Tasks)
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mcptest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -46,10 +47,11 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	jsonResponse := fs.Bool("json-response", false, "answer HTTP requests with JSON, not event streams")
 	stall := fs.String("stall", "", "comma-separated `methods` to record and never answer (e.g. initialize; over HTTP also notifications/initialized, DELETE)")
 	fault := fs.String("fault", "", "HTTP `fault` on every POST: silent, headers-then-silence, keep-alive, trickle")
+	tasks := fs.Bool("tasks", false, "offer the task tools and declare tasks")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	opts := &Options{SilentDiscover: *silent, PageSize: *pageSize, InvalidTool: *invalidTool, Stderr: stderr}
+	opts := &Options{SilentDiscover: *silent, PageSize: *pageSize, InvalidTool: *invalidTool, Stderr: stderr, Tasks: *tasks}
 	if *stall != "" {
 		opts.Stall = strings.Split(*stall, ",")
 	}

@@ -44,7 +44,8 @@ type Record struct {
 	// the sessionId of an HTTP+SSE endpoint).
 	Session string          `json:"session,omitempty"`
 	Tool    string          `json:"tool,omitempty"`
-	URI     string          `json:"uri,omitempty"` // the resource of a Read* record
+	URI     string          `json:"uri,omitempty"`  // the resource of a Read* record
+	Task    string          `json:"task,omitempty"` // the task id of a Task* record
 	Reason  string          `json:"reason,omitempty"`
 	Params  json.RawMessage `json:"params,omitempty"`
 	Raw     json.RawMessage `json:"raw,omitempty"`

@@ -85,6 +85,10 @@ type Options struct {
 	// that ends a session. A stalled HTTP request is held until the client
 	// goes away (recorded as StreamClosed) or the server closes.
 	Stall []string
+	// Tasks offers the task tools (see tasks.go) and declares tasks: on
+	// 2025-11-25 capabilities.tasks, on 2026-07-28 the
+	// io.modelcontextprotocol/tasks extension.
+	Tasks bool
 }
 
 // Server is a scriptable MCP server. One Server may serve many connections;
@@ -102,6 +106,8 @@ type Server struct {
 	wg           sync.WaitGroup
 	tools        sync.WaitGroup // every tool handler, of every connection
 	closing      bool
+
+	taskStore taskStore // with Options.Tasks
 }
 
 // NewServer returns a server. A nil opts is the zero Options.
@@ -154,6 +160,7 @@ func (s *Server) Close() {
 	s.mu.Unlock()
 	s.wg.Wait()
 	s.stopHTTP()
+	s.stopTasks()
 	s.tools.Wait()
 }
 
@@ -381,7 +388,7 @@ func (c *serverConn) serveRequest(ctx context.Context, m *jsonrpc.Message, out o
 		}
 		reply(out, m.ID, map[string]any{
 			"supportedVersions": c.s.opts.Versions,
-			"capabilities":      capabilities,
+			"capabilities":      c.s.capabilities(),
 			"instructions":      "mcptest: a scriptable test server",
 			"ttlMs":             0,
 			"cacheScope":        "private",
@@ -405,7 +412,7 @@ func (c *serverConn) serveRequest(ctx context.Context, m *jsonrpc.Message, out o
 		}
 		reply(out, m.ID, map[string]any{
 			"protocolVersion": version,
-			"capabilities":    handshakeCapabilities,
+			"capabilities":    c.s.handshakeCapabilities(),
 			"serverInfo":      serverInfo,
 		}, nil)
 	case "ping":
@@ -434,6 +441,8 @@ func (c *serverConn) serveRequest(ctx context.Context, m *jsonrpc.Message, out o
 			return
 		}
 		c.subscribe(m, out)
+	case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "tasks/update":
+		c.serveTaskMethod(ctx, m, base, modern, out)
 	case "completion/complete":
 		c.complete(m, modern, out)
 	case "logging/setLevel":

@@ -20,6 +20,9 @@ func (s *Server) toolList() []map[string]any {
 		}
 		out = append(out, t)
 	}
+	if s.opts.Tasks {
+		out = append(out, taskToolList()...)
+	}
 	return out
 }
 
@@ -91,6 +94,10 @@ func (c *serverConn) startTool(ctx context.Context, m *jsonrpc.Message, base bas
 	}
 	if !known {
 		reply(out, m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Unknown tool: " + p.Name})
+		return
+	}
+	if _, ok := taskTools[p.Name]; ok {
+		c.startTaskTool(ctx, m, p.Name, p.Arguments, base, modern, out)
 		return
 	}
 	c.spawn(ctx, m, func(tctx context.Context, key string) {

@@ -1,0 +1,111 @@
+package mcp
+
+import (
+	"encoding/json"
+	"sync"
+)
+
+// TasksExtension is the identifier of the 2026-07-28 tasks extension, as it
+// appears in capabilities.extensions.
+const TasksExtension = "io.modelcontextprotocol/tasks"
+
+// taskGeneration is which protocol's tasks a session speaks.
+type taskGeneration int
+
+const (
+	noTasks        taskGeneration = iota
+	tasksCore                     // 2025-11-25: params.task, CreateTaskResult{task}, tasks/result, tasks/list
+	tasksExtension                // 2026-07-28 io.modelcontextprotocol/tasks: resultType "task", tasks/update
+)
+
+// taskState is what a client knows of tasks: the tools' task support, as
+// listed, and the tasks being followed, by id.
+type taskState struct {
+	mu       sync.Mutex
+	support  map[string]TaskSupport  // by tool name, from tools/list
+	watching map[string][]*taskWatch // by task id, the calls following it
+}
+
+func newTaskState() taskState {
+	return taskState{support: map[string]TaskSupport{}, watching: map[string][]*taskWatch{}}
+}
+
+// TasksSupported reports whether the negotiated session supports tasks:
+// on 2025-11-25 the server declared capabilities.tasks.requests.tools.call;
+// on 2026-07-28 it declared the io.modelcontextprotocol/tasks extension
+// (which the client always declares). [Client.ProtocolVersion] says which
+// generation it is.
+func (c *Client) TasksSupported() bool { return c.taskGeneration() != noTasks }
+
+// taskGeneration reads the generation from the revision and the server's
+// capabilities.
+func (c *Client) taskGeneration() taskGeneration {
+	switch {
+	case c.rev.mrtr:
+		var caps struct {
+			Extensions map[string]json.RawMessage `json:"extensions"`
+		}
+		if json.Unmarshal(c.info.Capabilities, &caps) == nil && caps.Extensions[TasksExtension] != nil {
+			return tasksExtension
+		}
+	case c.rev.name == Version20251125:
+		var caps struct {
+			Tasks *struct {
+				Requests *struct {
+					Tools *struct {
+						Call json.RawMessage `json:"call"`
+					} `json:"tools"`
+				} `json:"requests"`
+			} `json:"tasks"`
+		}
+		if json.Unmarshal(c.info.Capabilities, &caps) == nil && caps.Tasks != nil && caps.Tasks.Requests != nil &&
+			caps.Tasks.Requests.Tools != nil && caps.Tasks.Requests.Tools.Call != nil {
+			return tasksCore
+		}
+	}
+	return noTasks
+}
+
+// tasksExtension reports whether a result may be a task (2026-07-28).
+func (c *Client) tasksExtension() bool { return c.taskGeneration() == tasksExtension }
+
+// taskRevision reports whether the negotiated revision has tasks at all,
+// whatever the server declared: which task methods exist.
+func (c *Client) taskRevision() taskGeneration {
+	switch {
+	case c.rev.mrtr:
+		return tasksExtension
+	case c.rev.name == Version20251125:
+		return tasksCore
+	}
+	return noTasks
+}
+
+// noteTaskSupport remembers the task support of listed tools, so that
+// CallTool knows which must run as tasks.
+func (c *Client) noteTaskSupport(tools []Tool) {
+	c.tasks.mu.Lock()
+	defer c.tasks.mu.Unlock()
+	for _, t := range tools {
+		c.tasks.support[t.Name] = t.TaskSupport
+	}
+}
+
+// toolTaskSupport returns a listed tool's task support, and whether the
+// tool has been listed.
+func (c *Client) toolTaskSupport(name string) (TaskSupport, bool) {
+	c.tasks.mu.Lock()
+	defer c.tasks.mu.Unlock()
+	s, ok := c.tasks.support[name]
+	return s, ok
+}
+
+// modernCapabilities are the client's capabilities on 2026-07-28: those of
+// its handlers, and the tasks extension, which the client always follows.
+func (c *Client) modernCapabilities() json.RawMessage {
+	var caps map[string]any
+	_ = json.Unmarshal(c.capabilities(), &caps)
+	caps["extensions"] = map[string]any{TasksExtension: map[string]any{}}
+	raw, _ := json.Marshal(caps)
+	return raw
+}
