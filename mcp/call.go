@@ -74,8 +74,15 @@ type CallOptions struct {
 	// noDefaultTimeout: RequestTimeout does not apply (tasks/result, which
 	// blocks until the task ends, under the budget of the whole task).
 	noDefaultTimeout bool
+	// onLateReply, if set, is given the result of the request if it
+	// arrives after the request was abandoned (a tools/call that may have
+	// become a task: the task must still be cancelled). It runs on the
+	// reader and must not block.
+	onLateReply func(json.RawMessage)
 	// progressToken, if set, is the token the request carries instead of
 	// a fresh one: a task's token outlives the request that created it.
+	// The request's receiver stays registered until the caller's replaces
+	// it (see follower.adoptProgress), so nothing falls between the two.
 	progressToken string
 }
 
@@ -118,8 +125,9 @@ const cancelNotifyTimeout = 5 * time.Second
 // call is one request in flight.
 type call struct {
 	id        int64
-	handshake bool        // initialize or server/discover: never cancelled by notification
-	quiet     bool        // a task method: never cancelled by notification either
+	handshake bool // initialize or server/discover: never cancelled by notification
+	quiet     bool // a task method: never cancelled by notification either
+	onLate    func(json.RawMessage)
 	sent      atomic.Bool // some of the request may have reached the wire
 	reply     chan reply  // capacity 1; written once, by whoever took the call
 
@@ -194,7 +202,7 @@ func (c *Client) request(ctx context.Context, method string, params requestParam
 		defer total.Stop()
 	}
 
-	cl := &call{handshake: handshake, quiet: o.quiet, reply: make(chan reply, 1)}
+	cl := &call{handshake: handshake, quiet: o.quiet, onLate: o.onLateReply, reply: make(chan reply, 1)}
 	var token string
 	if o.OnProgress != nil || o.ResetTimeoutOnProgress {
 		token = o.progressToken
@@ -206,6 +214,9 @@ func (c *Client) request(ctx context.Context, method string, params requestParam
 		c.progress[strconv.Quote(token)] = cl
 		c.mu.Unlock()
 		defer func() {
+			if o.progressToken != "" {
+				return // the caller's to end
+			}
 			c.mu.Lock()
 			delete(c.progress, strconv.Quote(token))
 			c.mu.Unlock()
@@ -352,6 +363,9 @@ func (c *Client) abandon(callerCtx context.Context, cl *call, sent bool, cause e
 	c.takeCall(id)
 	if !sent {
 		return
+	}
+	if cl.onLate != nil {
+		c.expectLate(cl.id, cl.onLate)
 	}
 	sentAt := c.cancelClock()
 	if cl.handshake || cl.quiet || !c.conn.notifiesCancel(c.rev) {

@@ -137,7 +137,7 @@ type Client struct {
 	// params holds each listed tool's x-mcp-header annotations
 	// (2026-07-28), by tool name.
 	params   map[string][]paramHeader
-	tasks    taskState // tasks being followed, tools' task support
+	tasks    *taskState // tasks being followed, tools' task support
 	closed   chan struct{}
 	closeErr error // why the client is closed; set before closed is closed
 
@@ -257,6 +257,9 @@ func (c *Client) Err() error { return c.err() }
 // signalled, then killed (see [CommandTransport]). Calling Close again
 // returns the result of the first call.
 func (c *Client) Close() error {
+	// A task's cancellation is a request (tasks/cancel), which needs the
+	// client open: those on their way go out first, within a bound.
+	c.tasks.cancels.wait(flushGrace)
 	c.mu.Lock()
 	first := c.closeErr == nil
 	var inFlight []*call
@@ -333,6 +336,10 @@ func (c *Client) receiveResponse(m *jsonrpc.Message) {
 	}
 	cl := c.takeCall(m.ID)
 	if cl == nil {
+		if late := c.takeLate(m.ID); late != nil && m.Error == nil {
+			late(m.Result)
+			return
+		}
 		c.logger.Debug("mcp: dropping response to a request no longer in flight", "id", m.ID.String())
 		return
 	}

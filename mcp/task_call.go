@@ -53,18 +53,21 @@ func (c *Client) callToolTask(ctx context.Context, params *callToolParams, opts 
 	if gen == tasksCore && f.wantsProgress() {
 		token = c.newProgressToken()
 		o.progressToken = token
-		if o.OnProgress != nil || o.ResetTimeoutOnProgress {
-			user := o.OnProgress
-			o.OnProgress = func(p Progress) {
-				if user != nil {
-					user(p)
-				}
-				f.progressed()
+		user := o.OnProgress
+		o.OnProgress = func(p Progress) {
+			if user != nil {
+				user(p)
 			}
+			f.progressed()
 		}
 	}
+	o.onLateReply = c.cancelLateTask(gen, params.Name)
 	var res callToolResponse
-	if err := c.request(ctx, "tools/call", params, &o, false, &res); err != nil {
+	err = c.request(ctx, "tools/call", params, &o, false, &res)
+	if token != "" {
+		f.adoptProgress(token) // the token lives as long as the task
+	}
+	if err != nil {
 		return nil, err
 	}
 	var created *wireTask
@@ -87,9 +90,6 @@ func (c *Client) callToolTask(ctx context.Context, params *callToolParams, opts 
 	t := d.task()
 	w := c.watchTask(t.ID)
 	defer c.unwatchTask(t.ID, w)
-	if token != "" {
-		f.listenProgress(token)
-	}
 	f.last, f.reported = t, true
 	if o.OnTaskCreated != nil {
 		if err := o.OnTaskCreated(t); err != nil {

@@ -3,6 +3,7 @@ package mcp
 import (
 	"encoding/json"
 	"sync"
+	"time"
 )
 
 // TasksExtension is the identifier of the 2026-07-28 tasks extension, as it
@@ -24,10 +25,64 @@ type taskState struct {
 	mu       sync.Mutex
 	support  map[string]TaskSupport  // by tool name, from tools/list
 	watching map[string][]*taskWatch // by task id, the calls following it
+	// cancels counts the tasks/cancel requests on their way, which Close
+	// lets go out before it closes the client.
+	cancels pending
+	// late holds, by request id, what to do with the reply to an
+	// abandoned tools/call that may yet create a task; lateOrder is their
+	// order, oldest first, so that at most maxLate are kept.
+	late      map[int64]func(json.RawMessage)
+	lateOrder []int64
+
+	genOnce sync.Once
+	gen     taskGeneration
 }
 
-func newTaskState() taskState {
-	return taskState{support: map[string]TaskSupport{}, watching: map[string][]*taskWatch{}}
+// pending counts work on its way that Close waits for, within a bound. (A
+// sync.WaitGroup may not be added to while it is waited for from zero.)
+type pending struct {
+	mu   sync.Mutex
+	n    int
+	zero chan struct{} // closed when n drops to zero
+}
+
+func (p *pending) add() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n == 0 {
+		p.zero = make(chan struct{})
+	}
+	p.n++
+}
+
+func (p *pending) done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n--
+	if p.n == 0 {
+		close(p.zero)
+	}
+}
+
+// wait waits until nothing is pending, or for d.
+func (p *pending) wait(d time.Duration) {
+	p.mu.Lock()
+	if p.n == 0 {
+		p.mu.Unlock()
+		return
+	}
+	zero := p.zero
+	p.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-zero:
+	case <-t.C:
+	}
+}
+
+func newTaskState() *taskState {
+	return &taskState{support: map[string]TaskSupport{}, watching: map[string][]*taskWatch{}, late: map[int64]func(json.RawMessage){}}
 }
 
 // TasksSupported reports whether the negotiated session supports tasks:
@@ -37,9 +92,16 @@ func newTaskState() taskState {
 // generation it is.
 func (c *Client) TasksSupported() bool { return c.taskGeneration() != noTasks }
 
-// taskGeneration reads the generation from the revision and the server's
-// capabilities.
+// taskGeneration is the session's generation of tasks, worked out once
+// (CallTool asks it on every call).
 func (c *Client) taskGeneration() taskGeneration {
+	c.tasks.genOnce.Do(func() { c.tasks.gen = c.detectTasks() })
+	return c.tasks.gen
+}
+
+// detectTasks reads the generation from the revision and the server's
+// capabilities, which the handshake settled.
+func (c *Client) detectTasks() taskGeneration {
 	switch {
 	case c.rev.mrtr:
 		var caps struct {

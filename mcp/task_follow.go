@@ -100,7 +100,9 @@ func (c *Client) receiveTaskStatus(params json.RawMessage) {
 // them), never its cancellation.
 func (c *Client) cancelTaskBackground(callerCtx context.Context, id string) {
 	sentAt := c.cancelClock()
+	c.tasks.cancels.add()
 	started := c.goBackground(func() {
+		defer c.tasks.cancels.done()
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(callerCtx), cancelNotifyTimeout)
 		defer cancel()
 		defer context.AfterFunc(c.bgCtx, cancel)()
@@ -115,6 +117,7 @@ func (c *Client) cancelTaskBackground(callerCtx context.Context, id string) {
 		}
 	})
 	if !started {
+		c.tasks.cancels.done()
 		c.logger.Warn("mcp: could not cancel task: client closed", "task_id", id)
 	}
 }
@@ -133,8 +136,9 @@ type follower struct {
 	idle    *time.Timer
 	total   *time.Timer
 
-	token string // a 2025-11-25 task's progress token, if it has one
-	prog  *call  // receives that token's progress once the task exists
+	token     string // a 2025-11-25 task's progress token, if it has one
+	prog      *call  // receives that token's progress once the task exists
+	inherited *call  // the creating request's receiver, drained with prog
 
 	last     Task
 	reported bool
@@ -196,18 +200,30 @@ func (f *follower) progressed() {
 	}
 }
 
-// listenProgress takes over the task's progress token from the request
-// that created the task: the token stays valid until the task ends.
-func (f *follower) listenProgress(token string) {
+// adoptProgress takes over the task's progress token from the request
+// that created the task, which left its receiver registered: the token
+// stays valid until the task ends. Progress already queued for the
+// request, or pushed to it by a reader that looked it up just before, is
+// delivered too.
+func (f *follower) adoptProgress(token string) {
+	key := strconv.Quote(token)
 	f.token = token
 	f.prog = &call{progSig: make(chan struct{}, 1)}
 	f.c.mu.Lock()
-	f.c.progress[strconv.Quote(token)] = f.prog
+	f.inherited = f.c.progress[key]
+	f.c.progress[key] = f.prog
 	f.c.mu.Unlock()
 }
 
 func (f *follower) deliverProgress() {
-	for _, p := range f.prog.takeProgress() {
+	if f.prog == nil {
+		return
+	}
+	var ps []Progress
+	if f.inherited != nil {
+		ps = f.inherited.takeProgress()
+	}
+	for _, p := range append(ps, f.prog.takeProgress()...) {
 		if f.o.OnProgress != nil {
 			f.o.OnProgress(p)
 		}
@@ -318,6 +334,7 @@ func (f *follower) follow(w *taskWatch, d *detailedTask) (*CallToolResult, error
 		progSig = f.prog.progSig
 	}
 	for {
+		f.deliverProgress()
 		if f.budget.Err() != nil {
 			return nil, f.interrupted(id)
 		}
@@ -400,7 +417,6 @@ func (f *follower) follow(w *taskWatch, d *detailedTask) (*CallToolResult, error
 			}
 			return r.res, nil
 		case <-progSig:
-			f.deliverProgress()
 		}
 	}
 }

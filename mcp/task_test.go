@@ -614,3 +614,35 @@ func (b *testBundle) otherTransport(t *testing.T) mcp.Transport {
 	}
 	return b.httpTransport()
 }
+
+// TestTaskCreatedAfterItsCallWasAbandonedIsCancelled: a call cancelled
+// before the server answered with its task (the server creates it once the
+// call is cancelled, and answers anyway) leaves no task running: the late CreateTaskResult is
+// answered with tasks/cancel, and nothing of it reaches the caller.
+func TestTaskCreatedAfterItsCallWasAbandonedIsCancelled(t *testing.T) {
+	runTasks(t, []mode{inproc2026, inproc2025, stdio2025}, nil, func(t *testing.T, b *testBundle) {
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { // once the tools/call is in; the server creates the task only then
+			defer cancel()
+			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+				if len(b.received("tools/call")) > 0 {
+					return
+				}
+			}
+		}()
+		var created atomic.Bool
+		_, err := b.client.CallTool(ctx, "task_wait", map[string]any{"create_late": true}, &mcp.CallOptions{
+			Timeout:       20 * time.Second,
+			OnTaskCreated: func(mcp.Task) error { created.Store(true); return nil },
+		})
+		if !errors.Is(err, mcp.ErrCancelled) {
+			t.Fatalf("err = %v, want ErrCancelled", err)
+		}
+		id := b.waitFor("the late task", isTool(mcptest.TaskCreated, "task_wait")).Task
+		b.waitFor("tasks/cancel of the late task", func(r mcptest.Record) bool { return r.Kind == mcptest.TaskCancelRequested && r.Task == id })
+		if created.Load() {
+			t.Error("OnTaskCreated ran for a call that had already returned")
+		}
+		b.assertStillServing()
+	})
+}

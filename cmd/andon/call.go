@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -31,7 +32,14 @@ given up on in whichever leg it stalled (the message names it), a call in
 flight is cancelled the same way as on Ctrl-C, and andon exits 124. When
 stderr is a terminal, progress the server reports is shown as a bar.
 
-Exit codes: 0 success; 1 the tool reported an error (isError); 2 usage error;
+A tool that runs as a task (execution.taskSupport "required", or a 2026-07-28
+server that makes the call one) is followed to its end: its status is shown
+on stderr as it changes, and Ctrl-C or --timeout cancel the task with
+tasks/cancel (never notifications/cancelled), exiting 130 or 124. 'andon
+tasks' gets, lists, follows and cancels tasks started elsewhere.
+
+Exit codes: 0 success; 1 the tool reported an error (isError), or its task
+failed or was cancelled by someone else; 2 usage error;
 3 transport or protocol failure; 124 --timeout passed (connecting or calling);
 130 cancelled by a signal.`
 
@@ -84,11 +92,22 @@ func runCall(ctx context.Context, e *env, args []string) int {
 	if bar != nil {
 		opts.OnProgress = bar.update
 	}
+	task := showTaskStatus(opts, logOut)
 	res, err := sess.client.CallTool(ctx, tool, toolArgs, opts)
 	if bar != nil {
 		bar.clear()
 	}
 	if err != nil {
+		if *task != "" && (errors.Is(err, mcp.ErrCancelled) || errors.Is(err, mcp.ErrTimeout)) && !errors.As(err, new(*mcp.TaskError)) {
+			// The call's error already sent tasks/cancel on its way;
+			// closing the session lets it go out.
+			fmt.Fprintf(logOut, "andon: task %s: cancelling (tasks/cancel)\n", printable(*task))
+		}
+		if errors.As(err, new(*mcp.TaskError)) {
+			// The task ended failed, or cancelled by someone else.
+			e.errorf("call %s: %v", tool, err)
+			return exitToolError
+		}
 		return sess.fail(ctx, e, "call "+tool, err)
 	}
 

@@ -65,6 +65,7 @@ func commands() []command {
 		{"deny", "deny the tool call a run waits on", runDeny},
 		{"call", "call one tool on an MCP server and print the result", runCall},
 		{"tools", "list the tools an MCP server offers", runTools},
+		{"tasks", "get, list, follow or cancel an MCP server's tasks (list|get|follow|cancel)", runTasks},
 		{"mcptest", "run the scriptable MCP test server (mcptest serve)", runMCPTest},
 		{"migrate", "create or update the database schema", runMigrate},
 		{"secret", "manage the secrets egress injects (set, list, rm, rotate-key)", runSecret},

@@ -8,7 +8,7 @@ import (
 )
 
 const mcptestUsage = `usage: andon mcptest serve [-record FILE] [-versions LIST] [-silent-discover] [-page-size N]
-                          [-http ADDR [-generations LIST] [-json-response]]
+                          [-http ADDR [-generations LIST] [-json-response]] [-tasks]
 
 Run the scriptable MCP test server (package mcptest) over stdin and stdout,
 as a stdio MCP server, or over HTTP with -http. Give it to another command
@@ -20,7 +20,10 @@ with --stdio or --url, e.g.
 	andon call --url http://127.0.0.1:8931/mcp echo '{"text":"hi"}'
 
 Tools: echo, slow, stubborn, progress, late, fail, big, ask, crash, garbage,
-split, unknown_id, bad_result, stderr ('andon tools' describes them).
+split, unknown_id, bad_result, stderr ('andon tools' describes them). With
+-tasks also the task tools task_wait, task_echo, task_fail, task_ask,
+task_stubborn, task_reject_cancel and task_forget, and tasks declared
+(2025-11-25 capabilities.tasks, the 2026-07-28 tasks extension).
 
 Flags:
   -record FILE      append every message received, and what each tool did,
@@ -43,6 +46,7 @@ Flags:
                     DELETE)
   -fault FAULT      misbehave on every HTTP POST: silent,
                     headers-then-silence, keep-alive, trickle
+  -tasks            offer the task tools and declare tasks
 `
 
 // runMCPTest is "andon mcptest serve": the test server as a stdio program

@@ -50,7 +50,9 @@ const (
 //   - task_ask (required): input_required, asking the client for a name
 //     (elicitation/create: a server request on the tasks/result stream on
 //     2025-11-25, an inputRequests entry answered with tasks/update on
-//     2026-07-28), then completes with "hello, NAME".
+//     2026-07-28, which stays listed until one more tasks/get has seen it,
+//     so a client that answers a key twice shows), then completes with
+//     "hello, NAME".
 //   - task_stubborn {ms=60000} (required): ignores tasks/cancel, which it
 //     acknowledges (on 2025-11-25 answering with its status, still
 //     working), and completes after ms.
@@ -58,6 +60,10 @@ const (
 //     an internal error, and works on.
 //   - task_forget (required): the server forgets the task as soon as it
 //     has answered with it; tasks/get then says unknown (-32602).
+//
+// Every task tool also takes create_late: the server creates the task only
+// once the tools/call has been cancelled, and then answers with it anyway
+// (a late CreateTaskResult, which the client must cancel).
 //
 // A task's TTL expiring makes the server forget it (TaskExpired).
 // Options.Stall works for task methods too ("tasks/get", "tasks/cancel").
@@ -102,11 +108,17 @@ func taskToolList() []map[string]any {
 
 // taskArgs are the task tools' arguments.
 type taskArgs struct {
-	MS      *int   `json:"ms"`
-	TTLMS   *int   `json:"ttl_ms"`
-	PollMS  *int   `json:"poll_ms"`
-	Text    string `json:"text"`
-	Message string `json:"message"`
+	MS         *int   `json:"ms"`
+	CreateLate bool   `json:"create_late"`
+	TTLMS      *int   `json:"ttl_ms"`
+	PollMS     *int   `json:"poll_ms"`
+	Text       string `json:"text"`
+	Message    string `json:"message"`
+}
+
+// taskMeta is a 2025-11-25 tools/call's params.task.
+type taskMeta struct {
+	TTL *int64 `json:"ttl"`
 }
 
 // taskStore holds a server's tasks: they outlive the request, and the
@@ -143,6 +155,7 @@ type serverTask struct {
 	workCtx    context.Context
 	cancelWork context.CancelCauseFunc
 	input      chan map[string]json.RawMessage // tasks/update answers (2026-07-28)
+	polled     chan struct{}                   // a tasks/get was answered (capacity 1)
 	expiry     *time.Timer
 }
 
@@ -265,9 +278,7 @@ func (c *serverConn) startTaskTool(ctx context.Context, m *jsonrpc.Message, name
 		}
 	}
 	var p struct {
-		Task *struct {
-			TTL *int64 `json:"ttl"`
-		} `json:"task"`
+		Task *taskMeta `json:"task"`
 	}
 	_ = json.Unmarshal(m.Params, &p)
 	asTask := p.Task != nil
@@ -289,9 +300,29 @@ func (c *serverConn) startTaskTool(ctx context.Context, m *jsonrpc.Message, name
 		}
 		return
 	}
+	if args.CreateLate {
+		// A server that creates the task only once the request is
+		// cancelled (notifications/cancelled, or the connection's end),
+		// and answers with it anyway.
+		c.spawn(ctx, m, func(rctx context.Context, _ string) {
+			select {
+			case <-rctx.Done():
+			case <-c.s.done:
+				return
+			}
+			c.createTask(m, name, p.Task, args, base, modern, out)
+		})
+		return
+	}
+	c.createTask(m, name, p.Task, args, base, modern, out)
+}
+
+// createTask creates the task of a tools/call, answers with it, and starts
+// its work.
+func (c *serverConn) createTask(m *jsonrpc.Message, name string, meta *taskMeta, args taskArgs, base baseParams, modern bool, out outbox) {
 	ttl := time.Duration(intOr(args.TTLMS, 60000)) * time.Millisecond
-	if args.TTLMS == nil && p.Task != nil && p.Task.TTL != nil {
-		ttl = time.Duration(*p.Task.TTL) * time.Millisecond
+	if args.TTLMS == nil && meta != nil && meta.TTL != nil {
+		ttl = time.Duration(*meta.TTL) * time.Millisecond
 	}
 	t := c.s.newTask(name, modern, ttl, time.Duration(intOr(args.PollMS, 20))*time.Millisecond)
 	if sc, ok := out.(*serverConn); ok && !modern {
@@ -326,7 +357,7 @@ func (s *Server) newTask(tool string, modern bool, ttl, poll time.Duration) *ser
 	t := &serverTask{
 		s: s, id: "mcptest-task-" + strconv.Itoa(s.taskStore.next), tool: tool, modern: modern,
 		status: mcp.TaskWorking, created: now, updated: now, ttl: ttl, poll: poll,
-		changed: make(chan struct{}), input: make(chan map[string]json.RawMessage, 1),
+		changed: make(chan struct{}), input: make(chan map[string]json.RawMessage, 1), polled: make(chan struct{}, 1),
 	}
 	t.workCtx, t.cancelWork = context.WithCancelCause(context.Background())
 	if s.taskStore.tasks == nil {
@@ -493,6 +524,21 @@ func (w *taskWork) ask() {
 		case <-w.done:
 			return
 		}
+		// The answer is taken, but the task shows the request as
+		// outstanding until a poll has seen it so once more: a client
+		// must answer a key once, however often polls repeat it.
+		select {
+		case <-t.polled:
+		default:
+		}
+		select {
+		case <-t.polled:
+		case <-w.ctx.Done():
+			w.cancelled()
+			return
+		case <-w.done:
+			return
+		}
 	} else {
 		t.set(mcp.TaskInputRequired, "waiting for a name", nil)
 		// The request goes out on a tasks/result stream in flight.
@@ -613,6 +659,10 @@ func (c *serverConn) serveTaskMethod(ctx context.Context, m *jsonrpc.Message, ba
 	switch m.Method {
 	case "tasks/get":
 		reply(out, m.ID, complete(t.wire()), nil)
+		select {
+		case t.polled <- struct{}{}:
+		default:
+		}
 	case "tasks/update":
 		select {
 		case t.input <- p.InputResponses:
