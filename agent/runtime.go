@@ -221,6 +221,7 @@ func (rt *Runtime) Cancel(ctx context.Context, actor Actor, runID string) error 
 // cancels with tasks/cancel and the persisted id, and reports what the
 // server said.
 func (rt *Runtime) CancelRun(ctx context.Context, actor Actor, runID string) (*CancelReport, error) {
+	start := rt.cfg.Now()
 	run, err := rt.cfg.Store.RunGet(ctx, runID)
 	if err != nil {
 		return nil, err
@@ -244,7 +245,7 @@ func (rt *Runtime) CancelRun(ctx context.Context, actor Actor, runID string) (*C
 		// its answer does not stop the others from being told.
 		rt.cfg.OnCancel(context.WithoutCancel(ctx), runID)
 	}
-	return rt.cancelTasksOf(ctx, run, actor), nil
+	return rt.cancelTasksOf(ctx, run, actor, start), nil
 }
 
 func (rt *Runtime) newOwner(kind string) string {

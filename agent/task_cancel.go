@@ -39,7 +39,8 @@ type TaskCancelReport struct {
 	Task *Task
 	// ByHolder: a live worker holds the call, and its MCP client sends
 	// tasks/cancel; its answer is recorded on the task (and in the audit
-	// log) when it comes. Outcome is then empty.
+	// log) when it comes. Outcome is then empty, unless the answer was
+	// recorded already.
 	ByHolder bool
 	// Outcome is what the server said to the tasks/cancel this process
 	// sent, when no live worker held the call.
@@ -47,10 +48,12 @@ type TaskCancelReport struct {
 }
 
 // cancelTasksOf sends tasks/cancel for the open tasks of run, cancelled
-// just now by actor, whose call no live worker holds, and reports on every
-// open task. run is the row as it was before the cancel: a lease that had
-// not lapsed then is a live holder.
-func (rt *Runtime) cancelTasksOf(ctx context.Context, run *Run, actor Actor) *CancelReport {
+// by actor since start, whose call no live worker holds, and reports on
+// every task that was open: also one whose holder has cancelled it
+// meanwhile (the holder heard of the cancel before this reads the tasks),
+// with the answer its server gave. run is the row as it was before the
+// cancel: a lease that had not lapsed then is a live holder.
+func (rt *Runtime) cancelTasksOf(ctx context.Context, run *Run, actor Actor, start time.Time) *CancelReport {
 	report := &CancelReport{}
 	if rt.tasks == nil {
 		return report
@@ -62,11 +65,15 @@ func (rt *Runtime) cancelTasksOf(ctx context.Context, run *Run, actor Actor) *Ca
 	}
 	held := run.Status == StatusRunning && run.LeaseOwner != "" && run.LeaseExpires.After(rt.cfg.Now())
 	for _, t := range tasks {
-		if t.Status.Terminal() || t.Settled {
-			continue
+		cancelledSince := !t.CancelAt.IsZero() && !t.CancelAt.Before(start)
+		if t.Status.Terminal() && !cancelledSince {
+			continue // over before the cancel: nothing to stop
 		}
 		r := TaskCancelReport{Task: t, ByHolder: held}
-		if !held {
+		switch {
+		case held && cancelledSince:
+			r.Outcome = t.CancelOutcome
+		case !held:
 			r.Outcome = rt.cancelTask(ctx, t, "by "+actor.ID)
 		}
 		report.Tasks = append(report.Tasks, r)

@@ -38,8 +38,9 @@ type TaskCancel struct {
 	// ByHolder: a live worker holds the call and its MCP client sends
 	// tasks/cancel; the answer shows on the run's tasks when it comes.
 	ByHolder bool `json:"by_holder"`
-	// Outcome is what the server said to the tasks/cancel this process
-	// sent: acknowledged, rejected or unreachable.
+	// Outcome is what the server said to the tasks/cancel: the one this
+	// process sent, or the holder's if it was recorded already.
+	// acknowledged, rejected or unreachable.
 	Outcome string `json:"outcome,omitempty"`
 }
 

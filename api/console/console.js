@@ -490,7 +490,7 @@
   // taskCancelText says what a cancel did about the run's MCP tasks.
   function taskCancelText(tasks) {
     return tasks.map((t) => ' Task ' + t.task_id + ' on ' + t.server + ': ' +
-      (t.by_holder ? 'the worker holding the call sends tasks/cancel.' : (CANCEL_OUTCOMES[t.outcome] || t.outcome) + '.')).join('');
+      (t.by_holder && !t.outcome ? 'the worker holding the call sends tasks/cancel.' : (CANCEL_OUTCOMES[t.outcome] || t.outcome) + '.')).join('');
   }
 
   async function decide(verb) {

@@ -12,7 +12,7 @@ import (
 func printTaskCancels(e *env, tasks []api.TaskCancel) {
 	for _, t := range tasks {
 		what := "tasks/cancel " + t.Outcome
-		if t.ByHolder {
+		if t.ByHolder && t.Outcome == "" {
 			what = "tasks/cancel sent by the worker holding the call"
 		}
 		fmt.Fprintf(e.stderr, "andon: task %s of %s on server %s (step %d, call %d): %s\n", t.TaskID, t.Tool, t.Server, t.Step, t.Call, what)
