@@ -59,4 +59,30 @@
 // conversation is rebuilt from the recorded steps and decisions, so a
 // resumed run — after an approval, or on another worker after a crash —
 // never replays a call that completed.
+//
+// # MCP tasks
+//
+// A call that its server runs as an MCP task is a durable handle on remote
+// work. With a [Store] that is also a [TaskStore], the executor hands each
+// call a [TaskTrace] on its context ([WithTaskTrace]); the tool reports the
+// task the moment it exists, and the handle — server, task id, protocol
+// revision — is persisted, guarded by the lease, before the call waits:
+// a handle that cannot be persisted fails the call, whose tool cancels the
+// task. Then the rules are:
+//
+//   - The process holding the call cancels the task itself (its MCP client
+//     sends tasks/cancel when the run's context is cancelled). When no live
+//     process holds it, [Runtime.CancelRun] sends tasks/cancel with the
+//     persisted id through [TaskTools] and reports the server's answer; the
+//     reaper ([Runtime.ReapTasks]) does so for any task still open a lease
+//     after its run ended. Each is a task_cancel audit row.
+//   - A run whose lease lapsed mid-task goes back to the queue with its
+//     fence stamped ([TaskStore].RunRequeueStaleTask), and the next worker
+//     follows the task ([TaskTools].FollowTask) instead of calling the tool
+//     again: the task's result, failure or cancellation is the call's
+//     step, which settles the fence. A server that cannot say
+//     ([ErrTaskUnknown]) leaves the fence stamped, and the run is
+//     dead-lettered.
+//   - The task is settled (no longer the call in flight) right after its
+//     step is recorded and before the fence comes down.
 package agent

@@ -29,6 +29,8 @@ type segment struct {
 	owner  string
 	model  model.Model
 	tr     *transcript
+	// task is the task of the call in flight, once it became one.
+	task *inTask
 }
 
 // execute drives a claimed run. It never settles a run that was cancelled
@@ -261,12 +263,15 @@ func (s *segment) toolCall(ctx context.Context, call model.ToolCall, pending *Pe
 		}
 	}
 	start := s.rt.cfg.Now()
-	res, err := tool.Call(callCtx, call.Arguments)
+	res, err := s.callTool(callCtx, tool, pending.CallRef, call.Arguments)
 	took := s.rt.cfg.Now().Sub(start)
 	if s.parent.Err() != nil && !s.cancelled(callCtx) {
 		// Interrupted by a shutdown: record nothing and leave the fence
 		// stamped; the call may have happened.
 		return stopShutdown
+	}
+	if errors.Is(err, ErrTaskUnknown) && !s.cancelled(callCtx) {
+		return s.taskUnknown(ctx, pending.CallRef, err)
 	}
 	switch {
 	case err != nil && s.cancelled(callCtx):
@@ -310,6 +315,9 @@ func (s *segment) boundary(ctx context.Context, step *Step, clearFence bool) err
 	defer cancel()
 	if s.probeCancelled(bctx) {
 		err := store.StepAppend(bctx, s.owner, step)
+		if err == nil {
+			s.settleTask(bctx)
+		}
 		switch {
 		case errors.Is(err, ErrLeaseLost):
 			s.rt.logger.Info("agent: the last step of a cancelled run not recorded: the run was no longer ours", "run", s.run.ID)
@@ -324,6 +332,9 @@ func (s *segment) boundary(ctx context.Context, step *Step, clearFence bool) err
 		// An unrecorded write is worse than a failed run: fail closed.
 		return fmt.Errorf("agent: recording a step: %w", err)
 	}
+	// A task the step answers is settled before the fence comes down: a
+	// worker that takes over in between finds the call answered.
+	s.settleTask(bctx)
 	var ok bool
 	var err error
 	if clearFence {

@@ -106,6 +106,10 @@ type Runtime struct {
 	wg         sync.WaitGroup // resumed segments started by Approve or Deny
 	baseCtx    context.Context
 	stop       context.CancelFunc
+	// tasks and taskTools, if the Store and the Tools offer them, keep and
+	// reach the MCP tasks that calls become (task_cancel.go).
+	tasks     TaskStore
+	taskTools TaskTools
 }
 
 // New returns a runtime, or an error if cfg is incomplete.
@@ -140,6 +144,8 @@ func New(cfg Config) (*Runtime, error) {
 		rt.watcher = NewWatcher(cfg.Store, cfg.WatchInterval, rt.logger)
 		rt.ownWatcher = true
 	}
+	rt.tasks, _ = cfg.Store.(TaskStore)
+	rt.taskTools, _ = cfg.Tools.(TaskTools)
 	rt.baseCtx, rt.stop = context.WithCancel(context.Background())
 	return rt, nil
 }
@@ -205,19 +211,30 @@ func newRunID() string {
 // call it has in flight in this process is cancelled at once, and other
 // processes learn of it through OnCancel or their watcher's poll.
 func (rt *Runtime) Cancel(ctx context.Context, actor Actor, runID string) error {
+	_, err := rt.CancelRun(ctx, actor, runID)
+	return err
+}
+
+// CancelRun is Cancel, and reports what became of the run's MCP tasks: a
+// task whose call a live worker holds is cancelled by that worker's MCP
+// client; one that no live worker holds (its worker died), this process
+// cancels with tasks/cancel and the persisted id, and reports what the
+// server said.
+func (rt *Runtime) CancelRun(ctx context.Context, actor Actor, runID string) (*CancelReport, error) {
+	start := rt.cfg.Now()
 	run, err := rt.cfg.Store.RunGet(ctx, runID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !actor.mayAct(run) {
-		return fmt.Errorf("%w: %s may not cancel run %s", ErrForbidden, actor.ID, runID)
+		return nil, fmt.Errorf("%w: %s may not cancel run %s", ErrForbidden, actor.ID, runID)
 	}
 	won, err := rt.cfg.Store.RunFinish(ctx, runID, "", StatusCancelled, ReasonCancelled, "")
 	if err != nil {
-		return fmt.Errorf("agent: cancelling run %s: %w", runID, err)
+		return nil, fmt.Errorf("agent: cancelling run %s: %w", runID, err)
 	}
 	if !won {
-		return fmt.Errorf("%w: run %s", ErrFinished, runID)
+		return nil, fmt.Errorf("%w: run %s", ErrFinished, runID)
 	}
 	rt.logger.Info("agent: run cancelled", "run", runID, "by", actor.ID)
 	// No read needed: the guarded update above just made the row say
@@ -228,7 +245,7 @@ func (rt *Runtime) Cancel(ctx context.Context, actor Actor, runID string) error 
 		// its answer does not stop the others from being told.
 		rt.cfg.OnCancel(context.WithoutCancel(ctx), runID)
 	}
-	return nil
+	return rt.cancelTasksOf(ctx, run, actor, start), nil
 }
 
 func (rt *Runtime) newOwner(kind string) string {
@@ -339,10 +356,14 @@ func (rt *Runtime) Reap(ctx context.Context) {
 	for _, run := range stale {
 		rt.reap(ctx, run, now)
 	}
+	rt.ReapTasks(ctx)
 }
 
 // reap handles one run whose lease lapsed before now, as Reap describes.
 func (rt *Runtime) reap(ctx context.Context, run *Run, now time.Time) {
+	if rt.reapMidTask(ctx, run, now) {
+		return
+	}
 	var ok bool
 	var err error
 	switch {

@@ -329,6 +329,10 @@ func (s *server) showRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	detail := RunDetail{Run: toRun(run), Steps: make([]Step, len(steps)), Approvals: make([]Approval, len(decisions)), Audit: []AuditRow{}}
+	if detail.Tasks, err = s.runTasks(r.Context(), run); err != nil {
+		s.fail(w, err)
+		return
+	}
 	for i, st := range steps {
 		detail.Steps[i] = toStep(st)
 	}
@@ -358,7 +362,8 @@ func (s *server) showRun(w http.ResponseWriter, r *http.Request) {
 func (s *server) cancelRun(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	start := s.cfg.Now()
-	if err := s.cfg.Runtime.Cancel(r.Context(), s.actor(r), id); err != nil {
+	report, err := s.cfg.Runtime.CancelRun(r.Context(), s.actor(r), id)
+	if err != nil {
 		s.failRun(w, r, err)
 		return
 	}
@@ -369,7 +374,8 @@ func (s *server) cancelRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"run": toRun(run), "took_ms": float64(took.Microseconds()) / 1000})
+	writeJSON(w, http.StatusOK, map[string]any{"run": toRun(run), "took_ms": float64(took.Microseconds()) / 1000,
+		"tasks": toTaskCancels(report)})
 }
 
 // decide approves or denies the call a run waits on. The body may name

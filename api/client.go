@@ -124,6 +124,8 @@ func (c *Client) GetRun(ctx context.Context, id string) (*RunDetail, error) {
 type CancelResult struct {
 	Run    Run     `json:"run"`
 	TookMS float64 `json:"took_ms"`
+	// Tasks says what the cancel did about the run's MCP tasks.
+	Tasks []TaskCancel `json:"tasks"`
 }
 
 // CancelRun cancels a run.

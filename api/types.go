@@ -33,9 +33,11 @@ type Run struct {
 // AuditNextBefore, if not zero, is the before of GET /v1/audit?run=ID for
 // the older rows.
 type RunDetail struct {
-	Run             Run        `json:"run"`
-	Steps           []Step     `json:"steps"`
-	Approvals       []Approval `json:"approvals"`
+	Run       Run        `json:"run"`
+	Steps     []Step     `json:"steps"`
+	Approvals []Approval `json:"approvals"`
+	// Tasks are the calls that became MCP tasks on their servers (tasks.go).
+	Tasks           []Task     `json:"tasks,omitempty"`
 	Audit           []AuditRow `json:"audit"`
 	AuditNextBefore int64      `json:"audit_next_before,omitempty"`
 }

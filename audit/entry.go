@@ -69,6 +69,14 @@ const (
 	ActionCallApprovalRefused Action = "call_approval_refused"
 )
 
+// The action of the runtime when it stops a tool call's MCP task: one row
+// per tasks/cancel. RunID names the run, Purpose who sent it ("by the
+// worker holding the call", "by NAME", "by the reaper"), Host the server's
+// name in andon.yaml, Path the call and the task ("TOOL step=N call=M
+// task=ID"); Reason is the server's answer (acknowledged, rejected,
+// unreachable) and OK is true only when it acknowledged.
+const ActionTaskCancel Action = "task_cancel"
+
 // Entry is what a caller records. It never holds a secret, a header value or
 // a query string: [Log.Record] drops anything after '?' or '#' in Path.
 type Entry struct {

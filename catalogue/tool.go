@@ -244,11 +244,16 @@ func (t *Tool) call(ctx context.Context, args json.RawMessage) (*agent.ToolResul
 	if err != nil {
 		return t.failure(ctx, t.budgetPassed(ctx, bctx, err))
 	}
-	res, err := c.client.CallTool(bctx, t.remote.Name, a, &mcp.CallOptions{
+	opts := &mcp.CallOptions{
 		Timeout:                b.Timeout,
 		ResetTimeoutOnProgress: *b.ProgressResetsTimeout,
 		MaxTotalTimeout:        b.MaxTimeout,
-	})
+	}
+	t.taskOptions(ctx, c.client, opts) // task.go: the runtime keeps the call's task, if it becomes one
+	res, err := c.client.CallTool(bctx, t.remote.Name, a, opts)
+	if te := (*mcp.TaskError)(nil); err != nil && errors.As(err, &te) && ctx.Err() == nil {
+		return t.taskFailure(ctx, bctx, c, nil, err) // the server says the task failed, or was cancelled
+	}
 	if err != nil {
 		if errors.Is(err, mcp.ErrClosed) {
 			// The connection is gone. This call may have reached the

@@ -254,7 +254,10 @@ func (n *Node) Run(ctx context.Context) error {
 	if n.apiOnly {
 		// Claim nothing, and hand approved runs back to the queue
 		// (Config.ResumeElsewhere). The watcher still polls, which
-		// costs nothing while nothing is watched.
+		// costs nothing while nothing is watched. The cancels recorded
+		// here reach the MCP tasks of runs whose worker died: the task
+		// reaper is their backstop (agent.Runtime.ReapTasks).
+		wg.Go(func() { n.rt.RunTaskReaper(ctx) })
 		n.rt.Watcher().Run(ctx)
 	} else {
 		err = n.rt.Run(ctx)

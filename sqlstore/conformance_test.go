@@ -81,3 +81,10 @@ func TestRunStatusesTakesAnyNumberOfIDs(t *testing.T) {
 		}
 	})
 }
+
+func TestTasksConformance(t *testing.T) {
+	t.Parallel()
+	withFreshStores(t, func(t *testing.T, fresh func(t *testing.T) *sqlstore.Store) {
+		storetest.ExerciseTasks(t, func(t *testing.T) storetest.TaskStore { return fresh(t) })
+	})
+}

@@ -249,12 +249,12 @@
 
   function runPage(id) {
     show('run-view');
-    const st = { id, run: null, steps: new Map(), audit: [], cancel: null, timers: [], stopped: false };
+    const st = { id, run: null, steps: new Map(), audit: [], tasks: [], cancel: null, timers: [], stopped: false };
     current = st;
     $('run-title').textContent = 'Run ' + id;
     $('run-error').hidden = true;
     delete $('run-status').dataset.status;
-    for (const f of ['run-status', 'run-reason', 'run-fence', 'run-owner', 'run-prompt', 'run-created', 'run-finished', 'cancel-status', 'approval-status']) $(f).textContent = '';
+    for (const f of ['run-status', 'run-reason', 'run-fence', 'run-tasks', 'run-owner', 'run-prompt', 'run-created', 'run-finished', 'cancel-status', 'approval-status']) $(f).textContent = '';
     $('timeline').replaceChildren();
     $('audit-table').tBodies[0].replaceChildren();
     $('audit-more').hidden = true;
@@ -283,7 +283,12 @@
       $('run-error').textContent = err.status === 404 ? 'There is no run ' + id + '.' : 'Could not follow the run: ' + err.message;
       $('run-error').hidden = false;
     });
-    const tick = setInterval(() => renderProgress(st), 1000);
+    // A task's status changes on its server, not in a step: while the run
+    // or one of its tasks is not over, the page reads the detail again.
+    const tick = setInterval(() => {
+      renderProgress(st);
+      if (st.run && (!TERMINAL.has(st.run.status) || st.tasks.some((t) => !TASK_OVER.has(t.status)))) loadDetail(st);
+    }, 1000);
     return () => {
       st.stopped = true;
       stopStream();
@@ -308,7 +313,9 @@
       // The newest page of the rows: said so when older ones are left out.
       st.audit = d.audit || [];
       st.auditOlder = Boolean(d.audit_next_before);
+      st.tasks = d.tasks || [];
       renderAudit(st);
+      renderTasks(st);
     } catch (e) { /* the stream reports what matters */ }
   }
 
@@ -344,7 +351,7 @@
     if (st.cancel && !st.cancel.done && st.cancel.tookMS !== undefined && r.status === 'cancelled') {
       st.cancel.done = true;
       $('cancel-status').textContent = 'Cancelled. The server took ' + fmtMS(st.cancel.tookMS) + ' to stop the run; the page saw it cancelled ' +
-        fmtMS(performance.now() - st.cancel.start) + ' after the click.';
+        fmtMS(performance.now() - st.cancel.start) + ' after the click.' + (st.cancel.tasks || '');
     }
     const waiting = r.status === 'waiting_for_approval';
     const pending = pendingCall(st);
@@ -359,6 +366,35 @@
       $('approval-four-eyes').hidden = !(p && p.four_eyes);
     }
     renderTimeline(st, pending);
+  }
+
+  const TASK_OVER = new Set(['completed', 'failed', 'cancelled', 'unknown']);
+  const TASK_STATES = {
+    working: 'working', input_required: 'input required', cancelling: 'cancelling', cancelled: 'cancelled',
+    completed: 'completed', failed: 'failed', unknown: 'unknown: the server cannot say',
+  };
+  const CANCEL_OUTCOMES = {
+    acknowledged: 'the server acknowledged tasks/cancel', rejected: 'the server refused tasks/cancel',
+    unreachable: 'tasks/cancel could not reach the server',
+  };
+
+  // renderTasks shows the calls that became MCP tasks, live: each task's
+  // state on its server, and what its server said to tasks/cancel.
+  function renderTasks(st) {
+    if (!st.tasks.length) { setText('run-tasks', 'none'); return; }
+    setText('run-tasks', st.tasks.map((t) => t.tool + ' (step ' + t.step + ', call ' + t.call + '): task ' + t.task_id + ' on ' + t.server +
+      ' — ' + (TASK_STATES[t.state] || t.state) + (t.status_message ? ' (' + t.status_message + ')' : '') +
+      (t.cancel_outcome ? '; ' + CANCEL_OUTCOMES[t.cancel_outcome] : '')).join('; '));
+    renderTimeline(st, pendingCall(st));
+  }
+
+  // taskOf returns the task of the call in progress, if it became one.
+  function taskOf(st, pending) {
+    const steps = [...st.steps.values()].filter((s) => s.kind === 'model').sort((a, b) => a.seq - b.seq);
+    if (!pending || !steps.length) return null;
+    const model = steps[steps.length - 1];
+    const index = Array.isArray(model.args) ? model.args.indexOf(pending.call) + 1 : 0;
+    return st.tasks.find((t) => t.step === model.seq && t.call === index) || null;
   }
 
   function renderTimeline(st, pending) {
@@ -383,8 +419,10 @@
     });
     const r = st.run;
     if (r && pending && (r.status === 'running' || r.status === 'queued')) {
+      const task = taskOf(st, pending);
+      const what = task ? ' — task ' + task.task_id + ' on ' + task.server + ': ' + (TASK_STATES[task.state] || task.state) : ' — in progress';
       items.push(el('li', { class: 'k-tool progress', id: 'in-progress' },
-        el('p', { class: 'what', text: 'Tool call ' + pending.call.name + ' — in progress' }),
+        el('p', { class: 'what', text: 'Tool call ' + pending.call.name + what }),
         el('p', { class: 'meta', id: 'in-progress-time', text: elapsed(pending.since) })));
     }
     $('timeline').replaceChildren(...items);
@@ -408,6 +446,7 @@
     call_approved: 'tool call approved',
     call_denied: 'tool call denied',
     call_approval_refused: 'approval refused',
+    task_cancel: 'MCP task cancelled (tasks/cancel)',
     api_denied: 'request refused',
     api_denied_repeated: 'requests refused again',
   };
@@ -437,7 +476,8 @@
     try {
       const res = await api('POST', '/v1/runs/' + encodeURIComponent(st.id) + '/cancel');
       st.cancel.tookMS = res.took_ms;
-      $('cancel-status').textContent = 'Cancel accepted in ' + fmtMS(res.took_ms) + '; waiting for the run to reach cancelled…';
+      st.cancel.tasks = taskCancelText(res.tasks || []);
+      $('cancel-status').textContent = 'Cancel accepted in ' + fmtMS(res.took_ms) + '; waiting for the run to reach cancelled…' + st.cancel.tasks;
       st.run = res.run;
       renderRun(st);
     } catch (e) {
@@ -446,6 +486,12 @@
       if (st.run) renderRun(st);
     }
   });
+
+  // taskCancelText says what a cancel did about the run's MCP tasks.
+  function taskCancelText(tasks) {
+    return tasks.map((t) => ' Task ' + t.task_id + ' on ' + t.server + ': ' +
+      (t.by_holder && !t.outcome ? 'the worker holding the call sends tasks/cancel.' : (CANCEL_OUTCOMES[t.outcome] || t.outcome) + '.')).join('');
+  }
 
   async function decide(verb) {
     const st = current;

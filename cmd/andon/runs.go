@@ -424,6 +424,9 @@ func decideCommand(ctx context.Context, e *env, args []string, verb, about strin
 			return apiError(e, err)
 		}
 		run, took = &res.Run, fmt.Sprintf(" in %.1f ms", res.TookMS)
+		if !af.json {
+			printTaskCancels(e, res.Tasks)
+		}
 	default:
 		// The decision names the call it is on, so what is printed is
 		// exactly what was decided: if the run moved on to another call
