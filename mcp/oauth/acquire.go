@@ -83,8 +83,8 @@ func (t *Transport) acquire(ctx context.Context, u *url.URL, res string, st *res
 	if err != nil {
 		return 0, err
 	}
-	newKey := Key{Issuer: issuer, Resource: resource}
-	t.logger().Debug("oauth: discovered", "resource", resource, "issuer", issuer, "fallback", as.fallback)
+	newKey := Key{Issuer: as.Issuer, Resource: resource}
+	t.logger().Debug("oauth: discovered", "resource", resource, "issuer", as.Issuer, "fallback", as.fallback)
 
 	if why == reasonUnauthorized {
 		stored, err := t.Store.Token(ctx, newKey)

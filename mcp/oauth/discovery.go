@@ -192,7 +192,14 @@ func (t *Transport) discoverServer(ctx context.Context, issuer string, supplied,
 			continue
 		}
 		if md.Issuer != issuer {
-			return nil, fmt.Errorf("%w: %s names issuer %q, not %q", ErrIssuerMismatch, c, md.Issuer, issuer)
+			if !fallback {
+				return nil, fmt.Errorf("%w: %s names issuer %q, not %q", ErrIssuerMismatch, c, md.Issuer, issuer)
+			}
+			// A 2025-03-26 server is its own authorization server and
+			// its origin only the base of the metadata URL, not an
+			// issuer identifier: that revision did not require them
+			// to match. The document's issuer is then the issuer.
+			t.logger().Debug("oauth: 2025-03-26 metadata names another issuer", "url", c, "issuer", md.Issuer)
 		}
 		if md.TokenEndpoint == "" {
 			return nil, fmt.Errorf("%w: %s has no token_endpoint", ErrBadMetadata, c)
