@@ -35,6 +35,8 @@ type authServer struct {
 	// regMethod is the token_endpoint_auth_method DCR answers with (""
 	// echoes the request's).
 	regMethod string
+	// idPrefix starts the client_ids DCR issues (default "client-").
+	idPrefix string
 	// tokenGate, if set, holds every token request until it is closed or
 	// the request is abandoned.
 	tokenGate chan struct{}
@@ -229,7 +231,11 @@ func (as *authServer) serveRegister(w http.ResponseWriter, r *http.Request) {
 	defer as.mu.Unlock()
 	as.registrations = append(as.registrations, req)
 	as.n++
-	id := fmt.Sprintf("client-%d", as.n)
+	prefix := as.idPrefix
+	if prefix == "" {
+		prefix = "client-"
+	}
+	id := fmt.Sprintf("%s%d", prefix, as.n)
 	secret := fmt.Sprintf("secret-%d-SECRETCLIENT", as.n)
 	as.clients[id] = secret
 	method, _ := req["token_endpoint_auth_method"].(string)

@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -89,6 +90,15 @@ func tokenError(err error, secrets ...string) error {
 	return fmt.Errorf("oauth: token request: %s", scrub(err.Error(), secrets))
 }
 
+// basicValue is the HTTP Basic credential golang.org/x/oauth2 sends for r,
+// which a server echoing its request would echo too.
+func basicValue(r *Registration) string {
+	if r.AuthMethod != AuthClientSecretBasic || r.ClientSecret == "" {
+		return ""
+	}
+	return base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(r.ClientID) + ":" + url.QueryEscape(r.ClientSecret)))
+}
+
 // scrub replaces every non-empty secret in s.
 func scrub(s string, secrets []string) string {
 	for _, x := range secrets {
@@ -127,7 +137,7 @@ func (t *Transport) clientCredentials(ctx context.Context, key Key, as *serverMe
 	t.logger().Debug("oauth: token request", "grant", "client_credentials", "issuer", as.Issuer, "auth_method", reg.AuthMethod)
 	tok, err := cfg.Token(t.oauth2Context(lctx))
 	if err != nil {
-		return nil, tokenError(err, reg.ClientSecret, extra.Get("client_assertion"))
+		return nil, tokenError(err, reg.ClientSecret, basicValue(reg), extra.Get("client_assertion"))
 	}
 	return tok, nil
 }
@@ -162,7 +172,7 @@ func (t *Transport) refreshGrant(ctx context.Context, key Key, as *serverMetadat
 	if reg.AuthMethod == AuthClientSecretPost {
 		form.Set("client_secret", reg.ClientSecret)
 	}
-	secrets := []string{old.RefreshToken, reg.ClientSecret, extra.Get("client_assertion")}
+	secrets := []string{old.RefreshToken, reg.ClientSecret, basicValue(reg), extra.Get("client_assertion")}
 
 	lctx, cancel := t.legContext(ctx)
 	defer cancel()
