@@ -143,10 +143,12 @@ func TestCancelledCallerLeavesSharedRefresh(t *testing.T) {
 	as.tokenGate = gate
 	as.mu.Unlock()
 
+	// A starts the shared refresh; B joins it.
 	ctxA, cancelA := context.WithCancel(context.Background())
 	defer cancelA()
 	errA, errB := make(chan error, 1), make(chan error, 1)
 	go func() { _, _, err := post(t, ctxA, tr, rs.mcpURL(), `{}`); errA <- err }()
+	until(func() bool { return tr.Waiters(rs.mcpURL()) == 1 })
 	go func() {
 		status, _, err := post(t, context.Background(), tr, rs.mcpURL(), `{}`)
 		if err == nil && status != http.StatusOK {
@@ -178,6 +180,8 @@ func TestCancelAbandonsTokenRequest(t *testing.T) {
 	as := newAuthServer(t)
 	rs := newResourceServer(t, as)
 	tr := newTransport()
+	// Only the cancel, never this bound, may end the held request.
+	tr.LegTimeout = time.Hour
 	if _, _, err := post(t, context.Background(), tr, rs.mcpURL(), `{}`); err != nil {
 		t.Fatal(err)
 	}

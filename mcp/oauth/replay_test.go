@@ -79,3 +79,33 @@ func TestRejectedFreshToken(t *testing.T) {
 		t.Errorf("authorizations = %d, want 1, then ErrUnauthorized", n)
 	}
 }
+
+// oneShot is a request body that can be read once, like mcp's (which
+// records when its first byte is read); GetBody makes fresh ones.
+type oneShot struct{ r *strings.Reader }
+
+func (o *oneShot) Read(p []byte) (int, error) { return o.r.Read(p) }
+func (o *oneShot) Close() error               { return nil }
+
+// TestRetryReplaysBody: the request retried after the 401 carries the
+// whole body again, from GetBody.
+func TestRetryReplaysBody(t *testing.T) {
+	as := newAuthServer(t)
+	rs := newResourceServer(t, as)
+	const body = `{"jsonrpc":"2.0","id":7,"method":"tools/call"}`
+	req, err := http.NewRequest(http.MethodPost, rs.mcpURL(), &oneShot{strings.NewReader(body)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = int64(len(body))
+	req.GetBody = func() (io.ReadCloser, error) { return &oneShot{strings.NewReader(body)}, nil }
+	resp, err := newTransport().RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	bodies, _ := rs.seen()
+	if resp.StatusCode != http.StatusOK || len(bodies) != 2 || bodies[1] != body {
+		t.Errorf("status %d, the server saw %q: want the body twice", resp.StatusCode, bodies)
+	}
+}
