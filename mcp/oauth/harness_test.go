@@ -23,7 +23,7 @@ import (
 // as if a user had approved; everything it is sent is recorded.
 type authServer struct {
 	*httptest.Server
-	t *testing.T
+	t testing.TB
 
 	// Configuration, set before the first request.
 	metadataPath string         // default /.well-known/oauth-authorization-server
@@ -69,7 +69,7 @@ type codeGrant struct {
 	scopes                        []string
 }
 
-func newAuthServer(t *testing.T) *authServer {
+func newAuthServer(t testing.TB) *authServer {
 	as := &authServer{t: t, clients: map[string]string{}, codes: map[string]codeGrant{}, access: map[string][]string{}, refresh: map[string][]string{}}
 	as.Server = httptest.NewServer(http.HandlerFunc(as.serve))
 	t.Cleanup(as.Close)
@@ -310,7 +310,7 @@ type resourceServer struct {
 	auths  []string // their Authorization headers
 }
 
-func newResourceServer(t *testing.T, as *authServer) *resourceServer {
+func newResourceServer(t testing.TB, as *authServer) *resourceServer {
 	rs := &resourceServer{as: as, inHeader: true}
 	rs.Server = httptest.NewServer(http.HandlerFunc(rs.serve))
 	t.Cleanup(rs.Close)
