@@ -35,6 +35,8 @@ type authServer struct {
 	// regMethod is the token_endpoint_auth_method DCR answers with (""
 	// echoes the request's).
 	regMethod string
+	// badAssertion is a JWT bearer assertion the token endpoint rejects.
+	badAssertion string
 	// idPrefix starts the client_ids DCR issues (default "client-").
 	idPrefix string
 	// tokenGate, if set, holds every token request until it is closed or
@@ -198,6 +200,12 @@ func (as *authServer) serveToken(w http.ResponseWriter, r *http.Request) {
 		scopes = s
 	case "client_credentials":
 		scopes = strings.Fields(r.PostForm.Get("scope"))
+	case "urn:ietf:params:oauth:grant-type:jwt-bearer":
+		if a := r.PostForm.Get("assertion"); a == "" || a == as.badAssertion {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
+			return
+		}
+		scopes = strings.Fields(r.PostForm.Get("scope"))
 	default:
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type"})
 		return
@@ -210,7 +218,7 @@ func (as *authServer) serveToken(w http.ResponseWriter, r *http.Request) {
 		exp = 3600
 	}
 	resp["expires_in"] = exp
-	if !as.noRefresh && tr.Grant != "client_credentials" {
+	if !as.noRefresh && (tr.Grant == "authorization_code" || tr.Grant == "refresh_token") {
 		rt := fmt.Sprintf("rt-%d-SECRETREFRESH", as.n)
 		as.refresh[rt] = scopes
 		resp["refresh_token"] = rt

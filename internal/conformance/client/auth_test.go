@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -40,6 +41,15 @@ func TestOAuthTransportFromContext(t *testing.T) {
 	}
 	if tr.Grant != oauth.GrantAuthorizationCode || tr.Client.ClientID != "p" || tr.Client.ClientSecret != "s" || tr.Authorize == nil {
 		t.Errorf("pre-registration Transport = grant %v, client %+v", tr.Grant, tr.Client)
+	}
+
+	e = &env{scenario: "auth/wif-jwt-bearer", context: map[string]any{"client_id": "w", "valid_jwt": "the-workload-jwt"}}
+	tr, err = e.oauthTransport()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err := tr.Client.Assertion(context.Background(), "iss", "res"); tr.Grant != oauth.GrantJWTBearer || a != "the-workload-jwt" || err != nil {
+		t.Errorf("workload identity Transport = grant %v, assertion %q, %v", tr.Grant, a, err)
 	}
 
 	e = &env{scenario: "auth/client-credentials-jwt", context: map[string]any{"private_key_pem": "not a key"}}
