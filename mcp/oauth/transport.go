@@ -37,7 +37,7 @@ type Transport struct {
 	// Client describes the OAuth client.
 	Client ClientConfig
 	// Grant is how tokens are obtained: the authorization code grant
-	// (the default) or client credentials.
+	// (the default), client credentials, or the JWT bearer grant.
 	Grant Grant
 	// Authorize shows the user authURL (opens a browser, prints it) and
 	// returns the query parameters the authorization server sent to the
