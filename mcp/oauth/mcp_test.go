@@ -115,3 +115,33 @@ func TestLoginThenNonInteractive(t *testing.T) {
 		t.Errorf("authorizations = %d, want only Login's", len(as.auths()))
 	}
 }
+
+// TestMCPClientSurvivesFailedRefresh: when the token endpoint fails in the
+// middle of a session, only the call that needed a token fails, with the
+// *TokenError; the client stays usable, and the next call authorizes anew.
+func TestMCPClientSurvivesFailedRefresh(t *testing.T) {
+	as := newAuthServer(t)
+	srv := newProtectedGoSDKServer(t, as)
+	ctx := context.Background()
+	c, err := mcp.Connect(ctx, mcp.HTTP(srv.URL+"/mcp", &http.Client{Transport: newTransport()}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	as.revoke()
+	as.mu.Lock()
+	as.tokenError = map[string]string{"error": "temporarily_unavailable"}
+	as.mu.Unlock()
+	_, err = c.CallTool(ctx, "echo", map[string]any{"text": "x"}, nil)
+	var te *oauth.TokenError
+	if !errors.As(err, &te) || te.Code != "temporarily_unavailable" {
+		t.Fatalf("err = %v, want the *TokenError", err)
+	}
+	as.mu.Lock()
+	as.tokenError = nil
+	as.mu.Unlock()
+	res, err := c.CallTool(ctx, "echo", map[string]any{"text": "again"}, nil)
+	if err != nil || res.Text() != "again" {
+		t.Fatalf("the next call: %v, %v", res, err)
+	}
+}
