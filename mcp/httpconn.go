@@ -563,8 +563,16 @@ func (c *httpConn) setHeaders(req *http.Request, m *jsonrpc.Message) {
 	// On a handshake-era connection nothing below needs the params: the
 	// revision is the negotiated one, and the Mcp-* headers are the
 	// stateless revisions'. Before the handshake settles, a request's _meta
-	// names the revision it speaks (server/discover's does).
-	if len(m.Params) > 0 && (rev.name == "" || rev.metaEnvelope) {
+	// names the revision it speaks (server/discover's does). Once it has
+	// settled, every request speaks the negotiated revision, and only an
+	// Mcp-Name that the caller did not hand over (CallTool does) needs the
+	// params decoded.
+	routing := callRoutingFrom(req.Context())
+	if m.Method != "tools/call" {
+		routing = nil
+	}
+	needName := rev.routingHeaders && m.IsRequest() && routing == nil && namedMethod(m.Method)
+	if len(m.Params) > 0 && (rev.name == "" || rev.metaEnvelope && needName) {
 		_ = json.Unmarshal(m.Params, &p)
 	}
 	if r, ok := lookupRevision(p.Meta.ProtocolVersion); ok && r.metaEnvelope {
@@ -583,10 +591,14 @@ func (c *httpConn) setHeaders(req *http.Request, m *jsonrpc.Message) {
 			delete(req.Header, k)
 		}
 	}
-	for k, v := range paramHeadersFrom(req.Context()) {
-		req.Header[k] = v
-	}
 	req.Header.Set("Mcp-Method", m.Method)
+	if routing != nil {
+		for k, v := range routing.params {
+			req.Header[k] = v
+		}
+		req.Header.Set("Mcp-Name", headerValue(routing.name))
+		return
+	}
 	switch m.Method {
 	case "tools/call", "prompts/get":
 		req.Header.Set("Mcp-Name", headerValue(p.Name))
@@ -595,6 +607,15 @@ func (c *httpConn) setHeaders(req *http.Request, m *jsonrpc.Message) {
 	case "tasks/get", "tasks/update", "tasks/cancel":
 		req.Header.Set("Mcp-Name", headerValue(p.TaskID))
 	}
+}
+
+// namedMethod reports whether a request of method carries Mcp-Name.
+func namedMethod(method string) bool {
+	switch method {
+	case "tools/call", "prompts/get", "resources/read", "tasks/get", "tasks/update", "tasks/cancel":
+		return true
+	}
+	return false
 }
 
 // headerValue encodes a value for an Mcp-* header: as is when it is plain

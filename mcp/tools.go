@@ -66,7 +66,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts *Call
 		c.mu.Lock()
 		decls := c.params[name]
 		c.mu.Unlock()
-		ctx = withParamHeaders(ctx, paramHeaderValues(decls, params.Arguments))
+		ctx = withCallRouting(ctx, name, paramHeaderValues(decls, params.Arguments))
 	}
 	var res struct {
 		resultKind
