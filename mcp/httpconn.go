@@ -42,6 +42,11 @@ type httpConn struct {
 	legacySSE *legacySSE                    // set in HTTP+SSE mode
 	streams   map[jsonrpc.ID]*exchangeState // requests in flight
 	closed    bool
+
+	// readers holds the *sse.Reader of response streams that have ended,
+	// for the next: a reader's 4 KiB buffer was most of what a Streamable
+	// HTTP round trip allocated.
+	readers sync.Pool
 }
 
 func newHTTPConn(u *url.URL, client *http.Client, header http.Header, closeTimeout time.Duration, cfg connConfig) *httpConn {
@@ -399,7 +404,8 @@ func (c *httpConn) readStream(ctx context.Context, m *jsonrpc.Message, resp *htt
 // readEvents reads one stream body. done reports that the response to m
 // arrived (or the stream broke the protocol, which fails m).
 func (c *httpConn) readEvents(ctx context.Context, m *jsonrpc.Message, body io.Reader) (done bool, lastID string, retry time.Duration, err error) {
-	events := sse.NewReader(body, c.cfg.maxMessageSize)
+	events := c.eventReader(body)
+	defer c.putEventReader(events)
 	for {
 		ev, err := events.Next()
 		if err != nil {
@@ -434,6 +440,23 @@ func (c *httpConn) readEvents(ctx context.Context, m *jsonrpc.Message, body io.R
 			return true, "", 0, nil
 		}
 	}
+}
+
+// eventReader returns a reader of body's events, reusing the buffer of a
+// stream that has ended if there is one. No event it returns shares that
+// buffer: each Data is a copy.
+func (c *httpConn) eventReader(body io.Reader) *sse.Reader {
+	if r, ok := c.readers.Get().(*sse.Reader); ok {
+		r.Reset(body)
+		return r
+	}
+	return sse.NewReader(body, c.cfg.maxMessageSize)
+}
+
+// putEventReader hands back a reader whose stream has ended.
+func (c *httpConn) putEventReader(r *sse.Reader) {
+	r.Reset(nil)
+	c.readers.Put(r)
 }
 
 // resume reopens a handshake-era response stream with GET and Last-Event-ID.
