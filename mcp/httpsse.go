@@ -132,26 +132,9 @@ func (l *legacySSE) readStream(r *sse.Reader) {
 // generation closing it signals nothing, and a caller that gives up must
 // not abort a connection that other POSTs may share. The caller still gets
 // control back as soon as ctx ends.
-//
-// A request's POST is not waited for, as a Streamable HTTP exchange is
-// not: its response comes on the stream, and a POST that fails fails the
-// request through the receiver. The caller then waits for one thing, the
-// response, instead of two goroutines' hand-offs in a row.
 func (l *legacySSE) post(ctx context.Context, m *jsonrpc.Message, body []byte) error {
-	postCtx, cancel := l.c.detach(ctx)
-	if m.IsRequest() {
-		if !l.c.goTracked(func() {
-			defer cancel(errExchangeDone)
-			if err := l.do(postCtx, m, body); err != nil {
-				l.c.cfg.receiver.fail(m.ID, err)
-			}
-		}) {
-			cancel(ErrClosed)
-			return fmt.Errorf("%w: %w", errNotSent, ErrClosed)
-		}
-		return nil
-	}
 	done := make(chan error, 1)
+	postCtx, cancel := l.c.detach(ctx)
 	if !l.c.goTracked(func() {
 		defer cancel(errExchangeDone)
 		done <- l.do(postCtx, m, body)
