@@ -101,6 +101,7 @@ func (t *CommandTransport) connect(ctx context.Context, cfg connConfig) (_ conn,
 	go p.forwardStderr(stderrR)
 
 	c := newStreamConn(stdoutR, stdinW, cfg)
+	c.direct = nonBlockingWrite(stdinW) // os.Pipe's ends are non-blocking
 	c.stopFunc = func() {
 		stdinW.Close()
 		p.stop(!c.abortive.Load())

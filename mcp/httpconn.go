@@ -42,6 +42,11 @@ type httpConn struct {
 	legacySSE *legacySSE                    // set in HTTP+SSE mode
 	streams   map[jsonrpc.ID]*exchangeState // requests in flight
 	closed    bool
+
+	// readers holds the *sse.Reader of response streams that have ended,
+	// for the next: a reader's 4 KiB buffer was most of what a Streamable
+	// HTTP round trip allocated.
+	readers sync.Pool
 }
 
 func newHTTPConn(u *url.URL, client *http.Client, header http.Header, closeTimeout time.Duration, cfg connConfig) *httpConn {
@@ -399,7 +404,8 @@ func (c *httpConn) readStream(ctx context.Context, m *jsonrpc.Message, resp *htt
 // readEvents reads one stream body. done reports that the response to m
 // arrived (or the stream broke the protocol, which fails m).
 func (c *httpConn) readEvents(ctx context.Context, m *jsonrpc.Message, body io.Reader) (done bool, lastID string, retry time.Duration, err error) {
-	events := sse.NewReader(body, c.cfg.maxMessageSize)
+	events := c.eventReader(body)
+	defer c.putEventReader(events)
 	for {
 		ev, err := events.Next()
 		if err != nil {
@@ -434,6 +440,23 @@ func (c *httpConn) readEvents(ctx context.Context, m *jsonrpc.Message, body io.R
 			return true, "", 0, nil
 		}
 	}
+}
+
+// eventReader returns a reader of body's events, reusing the buffer of a
+// stream that has ended if there is one. No event it returns shares that
+// buffer: each Data is a copy.
+func (c *httpConn) eventReader(body io.Reader) *sse.Reader {
+	if r, ok := c.readers.Get().(*sse.Reader); ok {
+		r.Reset(body)
+		return r
+	}
+	return sse.NewReader(body, c.cfg.maxMessageSize)
+}
+
+// putEventReader hands back a reader whose stream has ended.
+func (c *httpConn) putEventReader(r *sse.Reader) {
+	r.Reset(nil)
+	c.readers.Put(r)
 }
 
 // resume reopens a handshake-era response stream with GET and Last-Event-ID.
@@ -563,8 +586,16 @@ func (c *httpConn) setHeaders(req *http.Request, m *jsonrpc.Message) {
 	// On a handshake-era connection nothing below needs the params: the
 	// revision is the negotiated one, and the Mcp-* headers are the
 	// stateless revisions'. Before the handshake settles, a request's _meta
-	// names the revision it speaks (server/discover's does).
-	if len(m.Params) > 0 && (rev.name == "" || rev.metaEnvelope) {
+	// names the revision it speaks (server/discover's does). Once it has
+	// settled, every request speaks the negotiated revision, and only an
+	// Mcp-Name that the caller did not hand over (CallTool does) needs the
+	// params decoded.
+	routing := callRoutingFrom(req.Context())
+	if m.Method != "tools/call" {
+		routing = nil
+	}
+	needName := rev.routingHeaders && m.IsRequest() && routing == nil && namedMethod(m.Method)
+	if len(m.Params) > 0 && (rev.name == "" || rev.metaEnvelope && needName) {
 		_ = json.Unmarshal(m.Params, &p)
 	}
 	if r, ok := lookupRevision(p.Meta.ProtocolVersion); ok && r.metaEnvelope {
@@ -583,10 +614,14 @@ func (c *httpConn) setHeaders(req *http.Request, m *jsonrpc.Message) {
 			delete(req.Header, k)
 		}
 	}
-	for k, v := range paramHeadersFrom(req.Context()) {
-		req.Header[k] = v
-	}
 	req.Header.Set("Mcp-Method", m.Method)
+	if routing != nil {
+		for k, v := range routing.params {
+			req.Header[k] = v
+		}
+		req.Header.Set("Mcp-Name", headerValue(routing.name))
+		return
+	}
 	switch m.Method {
 	case "tools/call", "prompts/get":
 		req.Header.Set("Mcp-Name", headerValue(p.Name))
@@ -595,6 +630,15 @@ func (c *httpConn) setHeaders(req *http.Request, m *jsonrpc.Message) {
 	case "tasks/get", "tasks/update", "tasks/cancel":
 		req.Header.Set("Mcp-Name", headerValue(p.TaskID))
 	}
+}
+
+// namedMethod reports whether a request of method carries Mcp-Name.
+func namedMethod(method string) bool {
+	switch method {
+	case "tools/call", "prompts/get", "resources/read", "tasks/get", "tasks/update", "tasks/cancel":
+		return true
+	}
+	return false
 }
 
 // headerValue encodes a value for an Mcp-* header: as is when it is plain

@@ -146,18 +146,24 @@ func paramHeaderValues(decls []paramHeader, args json.RawMessage) http.Header {
 	return h
 }
 
-type paramHeadersKey struct{}
+type callRoutingKey struct{}
 
-// withParamHeaders carries a call's Mcp-Param-* headers to the HTTP
-// transport.
-func withParamHeaders(ctx context.Context, h http.Header) context.Context {
-	if len(h) == 0 {
-		return ctx
-	}
-	return context.WithValue(ctx, paramHeadersKey{}, h)
+// callRouting is what a tools/call carries in Streamable HTTP headers
+// (2026-07-28) that the transport would otherwise decode the request's
+// params again to find: the tool's name for Mcp-Name, and the call's
+// Mcp-Param-* headers.
+type callRouting struct {
+	name   string
+	params http.Header
 }
 
-func paramHeadersFrom(ctx context.Context) http.Header {
-	h, _ := ctx.Value(paramHeadersKey{}).(http.Header)
-	return h
+// withCallRouting carries a tools/call's routing to the HTTP transport.
+func withCallRouting(ctx context.Context, name string, params http.Header) context.Context {
+	return context.WithValue(ctx, callRoutingKey{}, &callRouting{name: name, params: params})
+}
+
+// callRoutingFrom returns the routing withCallRouting put in ctx, or nil.
+func callRoutingFrom(ctx context.Context) *callRouting {
+	r, _ := ctx.Value(callRoutingKey{}).(*callRouting)
+	return r
 }

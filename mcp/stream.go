@@ -67,7 +67,24 @@ type streamConn struct {
 	// exitReason, if set, explains why the read side ended (the
 	// subprocess's exit status).
 	exitReason func() error
+
+	// wmu is held while a frame is being written, by the writer or by a
+	// sender writing directly; broken (under wmu) records that a write
+	// failed, so that later frames fail without being tried.
+	wmu    sync.Mutex
+	broken bool
+	// direct, if set, writes without ever blocking: all of p, or nothing
+	// and errWouldBlock (a pipe write of at most directMax bytes is
+	// atomic). Set before start, for a non-blocking pipe.
+	direct func(p []byte) (int, error)
 }
+
+// errWouldBlock is direct's answer when the pipe has no room.
+var errWouldBlock = errors.New("mcp: write would block")
+
+// directMax is the largest frame written directly: POSIX's smallest
+// PIPE_BUF (Linux's is 4096), up to which a pipe write is all or nothing.
+const directMax = 512
 
 const (
 	frameQueued int32 = iota
@@ -107,7 +124,16 @@ func (c *streamConn) send(ctx context.Context, m *jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("%w: encoding: %w", errNotSent, err)
 	}
-	f := &outFrame{data: append(data, '\n'), done: make(chan struct{})}
+	data = append(data, '\n')
+	// The sender writes the frame itself when nothing is queued or being
+	// written and the pipe has room: two goroutine hand-offs fewer per
+	// message, and the sender still never waits on a blocked pipe.
+	if c.direct != nil && len(data) <= directMax && len(c.queue) == 0 && ctx.Err() == nil && c.wmu.TryLock() {
+		if written, err := c.writeDirect(data); written {
+			return err
+		}
+	}
+	f := &outFrame{data: data, done: make(chan struct{})}
 	select {
 	case c.queue <- f:
 	case <-ctx.Done():
@@ -133,9 +159,43 @@ func (c *streamConn) send(ctx context.Context, m *jsonrpc.Message) error {
 	}
 }
 
+// writeDirect writes data, a whole frame, from the sender's goroutine; the
+// caller holds wmu, which writeDirect releases. written false means that
+// nothing went out (the pipe is full) and the frame must be queued.
+func (c *streamConn) writeDirect(data []byte) (written bool, err error) {
+	select {
+	case <-c.quit:
+		c.wmu.Unlock()
+		return true, fmt.Errorf("%w: %w", errNotSent, ErrClosed)
+	default:
+	}
+	if c.broken {
+		c.wmu.Unlock()
+		return true, fmt.Errorf("%w: %w", errNotSent, ErrClosed)
+	}
+	n, err := c.direct(data)
+	if n > 0 && n < len(data) && err == nil {
+		// Not for a pipe write under PIPE_BUF; finish the frame rather
+		// than leave half of it on the wire.
+		_, err = c.w.Write(data[n:])
+	}
+	switch {
+	case errors.Is(err, errWouldBlock) && n == 0:
+		c.wmu.Unlock()
+		return false, nil
+	case err != nil:
+		c.broken = true
+		c.wmu.Unlock()
+		err = fmt.Errorf("%w: writing: %w", ErrClosed, err)
+		c.lost(err)
+		return true, err
+	}
+	c.wmu.Unlock()
+	return true, nil
+}
+
 func (c *streamConn) writeLoop() {
 	defer close(c.wrote)
-	failed := false
 	for {
 		select {
 		case <-c.quit:
@@ -143,34 +203,41 @@ func (c *streamConn) writeLoop() {
 			for {
 				select {
 				case f := <-c.queue:
-					failed = c.write(f, failed)
+					c.write(f)
 				default:
 					return
 				}
 			}
 		case f := <-c.queue:
-			failed = c.write(f, failed)
+			c.write(f)
 		}
 	}
 }
 
 // write writes one frame unless its sender gave up on it. Once a write has
 // failed the stream is broken, and later frames fail without being tried.
-func (c *streamConn) write(f *outFrame, failed bool) bool {
+func (c *streamConn) write(f *outFrame) {
 	defer close(f.done)
+	// wmu first: once a frame counts as writing, no direct write can pass
+	// it (a cancellation notification must not overtake its request).
+	c.wmu.Lock()
 	if !f.state.CompareAndSwap(frameQueued, frameWriting) {
-		return failed
+		c.wmu.Unlock()
+		return
 	}
-	if failed {
+	if c.broken {
+		c.wmu.Unlock()
 		f.err = fmt.Errorf("%w: %w", errNotSent, ErrClosed)
-		return true
+		return
 	}
 	if _, err := c.w.Write(f.data); err != nil {
+		c.broken = true
+		c.wmu.Unlock()
 		f.err = fmt.Errorf("%w: writing: %w", ErrClosed, err)
 		c.lost(f.err)
-		return true
+		return
 	}
-	return false
+	c.wmu.Unlock()
 }
 
 func (c *streamConn) readLoop() {

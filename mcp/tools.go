@@ -78,7 +78,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts *Call
 		c.mu.Lock()
 		decls := c.params[name]
 		c.mu.Unlock()
-		ctx = withParamHeaders(ctx, paramHeaderValues(decls, params.Arguments))
+		ctx = withCallRouting(ctx, name, paramHeaderValues(decls, params.Arguments))
 	}
 	if gen := c.taskGeneration(); gen != noTasks {
 		return c.callToolTask(ctx, params, opts, gen)

@@ -55,13 +55,13 @@ func BenchmarkRunCancelToWire(b *testing.B) {
 // recordSource is where the benchmark reads what the server recorded.
 type recordSource interface {
 	// wait returns the first record that matches, waiting for it.
-	wait(b *testing.B, match func(mcptest.Record) bool) mcptest.Record
+	wait(b testing.TB, match func(mcptest.Record) bool) mcptest.Record
 }
 
 // memRecords are the records of an in-process server.
 type memRecords struct{ srv *mcptest.Server }
 
-func (m memRecords) wait(b *testing.B, match func(mcptest.Record) bool) mcptest.Record {
+func (m memRecords) wait(b testing.TB, match func(mcptest.Record) bool) mcptest.Record {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
@@ -81,7 +81,7 @@ type fileRecords struct {
 	recs []mcptest.Record
 }
 
-func (fr *fileRecords) wait(b *testing.B, match func(mcptest.Record) bool) mcptest.Record {
+func (fr *fileRecords) wait(b testing.TB, match func(mcptest.Record) bool) mcptest.Record {
 	b.Helper()
 	deadline := time.Now().Add(patience)
 	checked := 0
@@ -102,7 +102,7 @@ func (fr *fileRecords) wait(b *testing.B, match func(mcptest.Record) bool) mcpte
 
 // read appends the whole lines written since the last read; it reports
 // whether there were any.
-func (fr *fileRecords) read(b *testing.B) bool {
+func (fr *fileRecords) read(b testing.TB) bool {
 	buf := make([]byte, 64<<10)
 	n, err := fr.f.ReadAt(buf, fr.off)
 	if err != nil && err != io.EOF {

@@ -30,8 +30,14 @@ type andonProc struct {
 // startAndon starts andon with args in dir, with env as its environment.
 func startAndon(tb testing.TB, dir string, env []string, args ...string) *andonProc {
 	tb.Helper()
-	p := &andonProc{tb: tb, out: &lockedBuffer{}, exited: make(chan struct{})}
-	p.cmd = exec.Command(andonBin, args...)
+	return startAndonCmd(tb, exec.Command(andonBin, args...), dir, env)
+}
+
+// startAndonCmd starts cmd, an andon command line (perhaps behind a
+// wrapper such as nsenter), in dir, with env as its environment.
+func startAndonCmd(tb testing.TB, cmd *exec.Cmd, dir string, env []string) *andonProc {
+	tb.Helper()
+	p := &andonProc{tb: tb, out: &lockedBuffer{}, exited: make(chan struct{}), cmd: cmd}
 	p.cmd.Dir, p.cmd.Env = dir, env
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
@@ -52,6 +58,17 @@ func startAndon(tb testing.TB, dir string, env []string, args ...string) *andonP
 	return p
 }
 
+// command is the andon command the process runs (serve, worker), whatever
+// wraps it.
+func (p *andonProc) command() string {
+	for i, arg := range p.cmd.Args[:len(p.cmd.Args)-1] {
+		if arg == andonBin {
+			return p.cmd.Args[i+1]
+		}
+	}
+	return p.cmd.Args[len(p.cmd.Args)-1]
+}
+
 // waitOutput waits until a line of the output matches.
 func (p *andonProc) waitOutput(what string, match func(line string) bool) {
 	p.tb.Helper()
@@ -64,11 +81,11 @@ func (p *andonProc) waitOutput(what string, match func(line string) bool) {
 		}
 		select {
 		case <-p.exited:
-			p.tb.Fatalf("andon %s exited before it printed %s; output:\n%s", p.cmd.Args[1], what, p.out.String())
+			p.tb.Fatalf("andon %s exited before it printed %s; output:\n%s", p.command(), what, p.out.String())
 		default:
 		}
 		if time.Now().After(deadline) {
-			p.tb.Fatalf("andon %s did not print %s; output:\n%s", p.cmd.Args[1], what, p.out.String())
+			p.tb.Fatalf("andon %s did not print %s; output:\n%s", p.command(), what, p.out.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -90,13 +107,13 @@ func (p *andonProc) stop() {
 	case <-time.After(2 * patience):
 		p.cmd.Process.Kill()
 		<-p.exited
-		p.tb.Fatalf("andon %s did not stop on SIGINT; output:\n%s", p.cmd.Args[1], p.out.String())
+		p.tb.Fatalf("andon %s did not stop on SIGINT; output:\n%s", p.command(), p.out.String())
 	}
 	if p.err != nil {
-		p.tb.Errorf("andon %s exited with %v after SIGINT, want 0; output:\n%s", p.cmd.Args[1], p.err, p.out.String())
+		p.tb.Errorf("andon %s exited with %v after SIGINT, want 0; output:\n%s", p.command(), p.err, p.out.String())
 	}
 	if !strings.Contains(p.out.String(), "andon: stopped") {
-		p.tb.Errorf("andon %s did not say it stopped; output:\n%s", p.cmd.Args[1], p.out.String())
+		p.tb.Errorf("andon %s did not say it stopped; output:\n%s", p.command(), p.out.String())
 	}
 }
 

@@ -30,11 +30,13 @@ import (
 	"github.com/andonhq/andon/mcp/mcptest"
 )
 
-// The benchmarks in this file measure andon's client and go-sdk v1.8.0's
-// client against the same server: a go-sdk server in a subprocess over
-// stdio (gosdkserver_test.go), a fresh one per client and revision. Only the
-// client runs in the benchmark's process, so allocations are the client's.
-// docs/benchmarks.md has the numbers and how they were taken.
+// The benchmarks in this file measure andon's client, go-sdk v1.8.0's and
+// mcp-go v1.2.1's against the same server: a go-sdk server in a subprocess
+// over stdio (gosdkserver_test.go), a fresh one per client and revision —
+// and the floor (floor_test.go), a raw client on the same server that
+// costs nothing but the wire. Only the client runs in the benchmark's
+// process, so allocations are the client's. docs/benchmarks.md has the
+// numbers and how they were taken.
 
 // benchClient is the one thing the benchmarks ask of a client.
 type benchClient interface {
@@ -73,7 +75,7 @@ func (g gosdkBench) call(ctx context.Context, name string, args map[string]any) 
 func (gosdkBench) isCancelled(err error) bool { return errors.Is(err, context.Canceled) }
 
 // benchClients are the clients compared, in the order they are reported.
-var benchClients = []string{"andon", "gosdk"}
+var benchClients = []string{"andon", "gosdk", "mcpgo", "floor"}
 
 // startBench starts a go-sdk server subprocess with the extra environment
 // env and connects the client named kind to it, pinned to revision. Both
@@ -118,6 +120,30 @@ func startBench(b *testing.B, kind, revision string, env ...string) benchClient 
 			b.Fatalf("go-sdk negotiated %q, asked for %q", got, revision)
 		}
 		return gosdkBench{cs}
+	case "mcpgo":
+		t := mcpgotransport.NewStdioWithOptions(exe, env, nil, mcpgotransport.WithCommandStderrWriter(tWriter{b}))
+		c := mcpgoclient.NewClient(t, mcpgoclient.WithProtocolVersion(revision))
+		if err := c.Start(context.Background()); err != nil {
+			b.Fatalf("mcp-go starting the go-sdk server: %v", err)
+		}
+		b.Cleanup(func() {
+			if err := c.Close(); err != nil {
+				b.Errorf("closing mcp-go's client: %v", err)
+			}
+		})
+		res, err := c.Initialize(ctx, mcpgo.InitializeRequest{Params: mcpgo.InitializeParams{
+			ProtocolVersion: revision,
+			ClientInfo:      mcpgo.Implementation{Name: "interop-mcpgo-client", Version: "1"},
+		}})
+		if err != nil {
+			b.Fatalf("mcp-go connecting to the go-sdk server: %v", err)
+		}
+		if res.ProtocolVersion != revision {
+			b.Fatalf("mcp-go negotiated %q, pinned %q", res.ProtocolVersion, revision)
+		}
+		return mcpgoBench{c}
+	case "floor":
+		return startFloorStdio(b, revision, env...)
 	}
 	b.Fatalf("unknown client %q", kind)
 	return nil
@@ -126,10 +152,14 @@ func startBench(b *testing.B, kind, revision string, env ...string) benchClient 
 // forEachClient runs bench as the sub-benchmarks client/stdio/revision, with
 // a connection of its own that lives as long as the sub-benchmark. With
 // events, the server reports the slow tool's events to a hub of the
-// sub-benchmark's own, which bench gets; without, the hub is nil.
+// sub-benchmark's own, which bench gets; without, the hub is nil. The
+// floor takes part only in benchmarks without events: it cancels nothing.
 func forEachClient(b *testing.B, events bool, bench func(b *testing.B, c benchClient, hub *eventHub)) {
 	for _, kind := range benchClients {
 		b.Run(kind+"/stdio", func(b *testing.B) {
+			if kind == "floor" && events {
+				b.Skip(errFloorNA)
+			}
 			for _, rev := range revisions {
 				b.Run(rev, func(b *testing.B) {
 					var hub *eventHub
@@ -182,6 +212,9 @@ func BenchmarkCallRoundTrip(b *testing.B) {
 		args := map[string]any{"text": "hello"}
 		for _, callers := range []int{1, 64} {
 			b.Run("callers="+strconv.Itoa(callers), func(b *testing.B) {
+				if _, raw := c.(*floorStdio); raw && callers > 1 {
+					b.Skip("n/a: the floor has one request on the wire at a time")
+				}
 				ctx := context.Background()
 				for range 20 { // warm up, untimed
 					if err := c.call(ctx, "echo", args); err != nil {
@@ -593,10 +626,12 @@ var httpGens = []httpGen{
 	{httpModeStateless, mcp.Version20260728},
 	{httpModeStateful, mcp.Version20251125},
 	{httpModeSSE, mcp.Version20241105},
+	{httpModeSSE, mcp.Version20251125},
 }
 
-// httpBenchClients are the clients compared over HTTP, in the order they run.
-var httpBenchClients = []string{"andon", "gosdk", "mcpgo"}
+// httpBenchClients are the clients compared over HTTP, in the order they
+// run; the floor (floor_test.go) is the wire alone.
+var httpBenchClients = []string{"andon", "gosdk", "mcpgo", "floor"}
 
 // httpCancelSeen reports whether go-sdk's handler for gen sees client kind's
 // cancellation, and if not, why.
@@ -679,6 +714,9 @@ func benchHTTPClient(b *testing.B, dials *atomic.Int64) *http.Client {
 func startHTTPBench(b *testing.B, kind string, gen httpGen, dials *atomic.Int64, env ...string) benchClient {
 	b.Helper()
 	url := startGoSDKHTTP(b, gen.mode, env...)
+	if kind == "floor" {
+		return startFloorHTTP(b, gen, url, dials)
+	}
 	hc := benchHTTPClient(b, dials)
 	ctx, cancel := context.WithTimeout(context.Background(), pollDeadline)
 	defer cancel()
@@ -766,6 +804,9 @@ func forEachHTTPClient(b *testing.B, events bool, bench func(b *testing.B, kind 
 		b.Run(gen.name(), func(b *testing.B) {
 			for _, kind := range httpBenchClients {
 				b.Run(kind, func(b *testing.B) {
+					if kind == "floor" && events {
+						b.Skip(errFloorNA)
+					}
 					var hub *eventHub
 					var env []string
 					if events {

@@ -46,6 +46,14 @@ func NewReader(r io.Reader, max int) *Reader {
 	return &Reader{r: bufio.NewReaderSize(r, 4<<10), max: max}
 }
 
+// Reset discards what r has buffered and makes it read from src, with its
+// buffer and limit, as a new reader would; the last event id starts empty.
+// A nil src drops r's hold on the stream it read.
+func (r *Reader) Reset(src io.Reader) {
+	r.r.Reset(src)
+	r.lastID = ""
+}
+
 // Next returns the next event. Events with no data lines (such as a bare
 // priming "id:" event) are returned too, with nil Data, so a caller can
 // track the last event id and retry delay. It returns io.EOF at the end of
