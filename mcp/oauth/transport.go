@@ -194,6 +194,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		out, err := attempt(req, attempts)
 		if err != nil {
+			closeBody(req)
 			return nil, err
 		}
 		attempts++
