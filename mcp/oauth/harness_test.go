@@ -35,6 +35,8 @@ type authServer struct {
 	// regMethod is the token_endpoint_auth_method DCR answers with (""
 	// echoes the request's).
 	regMethod string
+	// forgotten are client_ids the token endpoint answers invalid_client.
+	forgotten map[string]bool
 	// badAssertion is a JWT bearer assertion the token endpoint rejects.
 	badAssertion string
 	// idPrefix starts the client_ids DCR issues (default "client-").
@@ -179,6 +181,10 @@ func (as *authServer) serveToken(w http.ResponseWriter, r *http.Request) {
 	}
 	as.mu.Lock()
 	defer as.mu.Unlock()
+	if id := r.PostForm.Get("client_id"); as.forgotten[tr.BasicUser] || as.forgotten[id] {
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
+		return
+	}
 	var scopes []string
 	switch tr.Grant {
 	case "authorization_code":

@@ -33,7 +33,7 @@ func (t *Transport) registration(ctx context.Context, as *serverMetadata) (*Regi
 	}
 	r, err := t.Store.Registration(ctx, as.Issuer)
 	switch {
-	case err == nil && (r.SecretExpiresAt.IsZero() || time.Now().Before(r.SecretExpiresAt)):
+	case err == nil && (r.SecretExpiresAt.IsZero() || time.Now().Before(r.SecretExpiresAt)) && !t.rejected(as.Issuer, r.ClientID):
 		return r, nil
 	case err != nil && !errors.Is(err, ErrNoRegistration):
 		return nil, fmt.Errorf("oauth: reading the client registration for %s: %w", as.Issuer, err)
@@ -54,6 +54,33 @@ func (t *Transport) registration(ctx context.Context, as *serverMetadata) (*Regi
 		return nil, fmt.Errorf("oauth: storing the client registration for %s: %w", as.Issuer, err)
 	}
 	return r, nil
+}
+
+// noteRejection records that the token endpoint of as answered
+// invalid_client to the registration reg (err), if it did and reg is a
+// registration the Transport made: the authorization server has forgotten
+// or revoked the client, so the next grant registers anew and replaces it
+// in the store. It returns err.
+func (t *Transport) noteRejection(as *serverMetadata, reg *Registration, err error) error {
+	var te *TokenError
+	if !errors.As(err, &te) || te.Code != "invalid_client" || t.Client.ClientID != "" || reg.ClientID == t.Client.ClientIDMetadataURL {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.rejectedClients == nil {
+		t.rejectedClients = make(map[string]string)
+	}
+	t.rejectedClients[as.Issuer] = reg.ClientID
+	return err
+}
+
+// rejected reports whether the authorization server issuer has refused
+// the client clientID.
+func (t *Transport) rejected(issuer, clientID string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.rejectedClients[issuer] == clientID
 }
 
 // chooseAuthMethod picks a token endpoint authentication method among those

@@ -137,7 +137,7 @@ func (t *Transport) clientCredentials(ctx context.Context, key Key, as *serverMe
 	t.logger().Debug("oauth: token request", "grant", "client_credentials", "issuer", as.Issuer, "auth_method", reg.AuthMethod)
 	tok, err := cfg.Token(t.oauth2Context(lctx))
 	if err != nil {
-		return nil, tokenError(err, reg.ClientSecret, basicValue(reg), extra.Get("client_assertion"))
+		return nil, t.noteRejection(as, reg, tokenError(err, reg.ClientSecret, basicValue(reg), extra.Get("client_assertion")))
 	}
 	return tok, nil
 }
@@ -209,7 +209,8 @@ func (t *Transport) tokenPost(ctx context.Context, as *serverMetadata, form url.
 	if err != nil {
 		return nil, fmt.Errorf("oauth: reading the token response: %w", err)
 	}
-	return parseTokenResponse(resp.StatusCode, body, secrets)
+	tok, err := parseTokenResponse(resp.StatusCode, body, secrets)
+	return tok, t.noteRejection(as, reg, err)
 }
 
 // tokenResponse is a token endpoint's JSON answer (RFC 6749 §5.1, §5.2).

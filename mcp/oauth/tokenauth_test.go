@@ -181,3 +181,34 @@ func verifyES256(t *testing.T, jws string, pub *ecdsa.PublicKey) (header, claims
 	}
 	return header, claims
 }
+
+// TestReRegisterAfterInvalidClient: when the authorization server has
+// forgotten the client it registered (invalid_client), the Transport
+// registers anew, replaces the stored registration and authorizes, within
+// the request that found out.
+func TestReRegisterAfterInvalidClient(t *testing.T) {
+	as := newAuthServer(t)
+	rs := newResourceServer(t, as)
+	tr := newTransport()
+	if _, _, err := post(t, context.Background(), tr, rs.mcpURL(), `{}`); err != nil {
+		t.Fatal(err)
+	}
+	as.mu.Lock()
+	as.forgotten = map[string]bool{"client-1": true}
+	as.mu.Unlock()
+	as.revoke()
+	if status, _, err := post(t, context.Background(), tr, rs.mcpURL(), `{}`); err != nil || status != http.StatusOK {
+		t.Fatalf("after the server forgot the client: %d, %v", status, err)
+	}
+	regs := as.regs()
+	if len(regs) != 2 {
+		t.Fatalf("registrations = %d, want 2", len(regs))
+	}
+	r, err := tr.Store.Registration(context.Background(), as.issuer())
+	if err != nil || r.ClientID == "client-1" {
+		t.Errorf("stored registration = %+v, %v: want the new client", r, err)
+	}
+	if got := as.auths()[1].Get("client_id"); got == "client-1" {
+		t.Errorf("the forgotten client_id went to the authorization endpoint again")
+	}
+}

@@ -71,6 +71,9 @@ type Transport struct {
 	mu        sync.Mutex
 	resources map[string]*resourceState // by canonical resource URI
 	flights   map[string]*flight        // by canonical resource URI
+	// rejectedClients are the registered client_ids a token endpoint
+	// answered invalid_client, by issuer.
+	rejectedClients map[string]string
 }
 
 // resourceState is what the Transport knows about one MCP server. Guarded
@@ -194,6 +197,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		out, err := attempt(req, attempts)
 		if err != nil {
+			closeBody(req)
 			return nil, err
 		}
 		attempts++
