@@ -14,7 +14,9 @@ const (
 // context end (cancelled, or a deadline passed) to when the server was
 // told — the notifications/cancelled written to the stream (stdio), its
 // POST answered (HTTP with sessions, HTTP+SSE), or the call's response
-// stream closed (2026-07-28 HTTP, where that is the whole signal).
+// stream closed (2026-07-28 HTTP, where that is the whole signal). For a
+// call that became a task, d runs to when the server answered its
+// tasks/cancel.
 // transport is [TransportStdio], [TransportHTTP] or [TransportSSE].
 //
 // It is not called when there was nothing to signal (the call was

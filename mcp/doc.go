@@ -56,6 +56,19 @@
 // OnListChanged; server log messages reach the Logger with the server's
 // name and level.
 //
+// # Tasks
+//
+// A call may become a task: work that outlives its request, with an id that
+// is a durable handle on it (2025-11-25 core tasks; the 2026-07-28
+// io.modelcontextprotocol/tasks extension). [Client.CallTool] runs a tool
+// whose [Tool].TaskSupport is "required" as one, follows it to its end and
+// returns its result; [CallOptions].OnTaskCreated hands the handle over to
+// be persisted. The caller's context and budget bound the whole task, and
+// an interrupted one is cancelled with tasks/cancel, never
+// notifications/cancelled. [Client.GetTask], [Client.CancelTask],
+// [Client.ListTasks] and [Client.FollowTask] reach a task by id from any
+// client of the same server under the same revision.
+//
 // # Errors
 //
 // A tool that fails is a result with [CallToolResult].IsError set, not a Go

@@ -29,8 +29,16 @@ func (c *Client) callToolTask(ctx context.Context, params *callToolParams, opts 
 		support, listed := c.toolTaskSupport(params.Name)
 		if !listed {
 			// Whether the tool must run as a task is in its listing.
-			if _, err := c.ListTools(ctx, &CallOptions{Timeout: o.Timeout}); err != nil && ctx.Err() != nil {
+			_, err := c.ListTools(ctx, &CallOptions{Timeout: o.Timeout})
+			switch {
+			case err != nil && ctx.Err() != nil:
 				return nil, interruption("tools/call", ctx)
+			case err == nil:
+				// The listing is whole: a tool not in it is not
+				// looked up again (a later ListTools learns it).
+				c.tasks.mu.Lock()
+				c.tasks.listed = true
+				c.tasks.mu.Unlock()
 			}
 			support, _ = c.toolTaskSupport(params.Name)
 		}

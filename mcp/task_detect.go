@@ -24,6 +24,7 @@ const (
 type taskState struct {
 	mu       sync.Mutex
 	support  map[string]TaskSupport  // by tool name, from tools/list
+	listed   bool                    // a whole tools/list was read for CallTool
 	watching map[string][]*taskWatch // by task id, the calls following it
 	// cancels counts the tasks/cancel requests on their way, which Close
 	// lets go out before it closes the client.
@@ -153,12 +154,15 @@ func (c *Client) noteTaskSupport(tools []Tool) {
 	}
 }
 
-// toolTaskSupport returns a listed tool's task support, and whether the
-// tool has been listed.
+// toolTaskSupport returns a tool's task support, and whether the client
+// knows it: the tool was listed, or a whole listing did not have it.
 func (c *Client) toolTaskSupport(name string) (TaskSupport, bool) {
 	c.tasks.mu.Lock()
 	defer c.tasks.mu.Unlock()
 	s, ok := c.tasks.support[name]
+	if !ok && c.tasks.listed {
+		return TaskForbidden, true // a whole listing did not have it
+	}
 	return s, ok
 }
 

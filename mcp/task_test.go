@@ -139,6 +139,14 @@ func TestTaskRequiredToolRunsAsTaskAndCompletes(t *testing.T) {
 		if len(b.taskCancels()) != 0 {
 			t.Errorf("a completed task was cancelled")
 		}
+		if b.mode.modernHTTP() {
+			// The extension routes task methods by task id.
+			for _, r := range b.received("tasks/get") {
+				if got := r.Header.Get("Mcp-Name"); got != id || r.Header.Get("Mcp-Method") != "tasks/get" {
+					t.Errorf("tasks/get headers Mcp-Name %q Mcp-Method %q, want %q and tasks/get", got, r.Header.Get("Mcp-Method"), id)
+				}
+			}
+		}
 		b.assertNoCancelledNotification()
 	})
 }
@@ -293,6 +301,17 @@ func TestTaskIgnoringCancelDoesNotHoldTheCaller(t *testing.T) {
 		// The task finishes on the server anyway; nothing of it reaches
 		// the next call.
 		b.waitFor("the stubborn task to finish", func(r mcptest.Record) bool { return r.Kind == mcptest.TaskFinished && r.Task == id })
+		if b.mode.http == nil && b.mode.version == mcp.Version20251125 {
+			// Its final status notification still comes (2025-11-25 over
+			// a stream) and is dropped: no call follows the task now.
+			deadline := time.Now().Add(20 * time.Second)
+			for len(b.logs.lines("dropping status of a task no call follows", id)) == 0 {
+				if time.Now().After(deadline) {
+					t.Fatalf("the late status of %s was not dropped; log:\n%s", id, b.logs)
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
 		res := b.mustCall("task_echo", map[string]any{"text": "next"})
 		if res.Text() != "next" {
 			t.Errorf("the next call got %q", res.Text())
@@ -644,5 +663,20 @@ func TestTaskCreatedAfterItsCallWasAbandonedIsCancelled(t *testing.T) {
 			t.Error("OnTaskCreated ran for a call that had already returned")
 		}
 		b.assertStillServing()
+	})
+}
+
+// TestTaskSupportLookedUpOncePerTool: on 2025-11-25 a tool the client has
+// not listed is looked up with one tools/list, and not again, even when the
+// server does not have it.
+func TestTaskSupportLookedUpOncePerTool(t *testing.T) {
+	runTasks(t, []mode{inproc2025}, nil, func(t *testing.T, b *testBundle) {
+		for range 3 {
+			b.mustCall("echo", map[string]any{"text": "x"})
+			b.client.CallTool(context.Background(), "no_such_tool", nil, nil)
+		}
+		if n := len(b.received("tools/list")); n != 1 {
+			t.Errorf("tools/list sent %d times, want 1", n)
+		}
 	})
 }

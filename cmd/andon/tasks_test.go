@@ -64,6 +64,20 @@ func TestCallTaskTool(t *testing.T) {
 	}
 }
 
+func TestToolsShowTaskSupport(t *testing.T) {
+	t.Parallel()
+	r := runAndon(t, "tools", "--stdio", server("", "-tasks"))
+	r.check(t, exitOK)
+	lines := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") {
+		name, desc, _ := strings.Cut(l, "\t")
+		lines[name] = desc
+	}
+	if !strings.HasSuffix(lines["task_wait"], " [task: required]") || !strings.HasSuffix(lines["task_echo"], " [task: optional]") || strings.Contains(lines["echo"], "[task") {
+		t.Errorf("andon tools does not show task support:\n%s", r.stdout)
+	}
+}
+
 func TestToolsJSONShowsTaskSupport(t *testing.T) {
 	t.Parallel()
 	r := runAndon(t, "tools", "--stdio", server("", "-tasks"), "--json")
@@ -229,6 +243,22 @@ func TestTasksFollow(t *testing.T) {
 		t.Errorf("follow exited %d, want %d; stderr %q", code, exitSignal, stderr.String())
 	}
 	checkTaskCancelledOnce(t, rec)
+
+	// A task whose starter died is followed to its result (it may have
+	// ended already: the terminal tasks/get carries the result).
+	starter = exec.CommandContext(ctx, andonBin, append(append([]string{"call"}, proto...), "task_wait", `{"ms":300}`)...)
+	if err := starter.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForRecord(t, rec, func(r mcptest.Record) bool { return r.Kind == mcptest.TaskCreated && r.Task != id })
+	second := find(readRecords(t, rec), func(r mcptest.Record) bool { return r.Kind == mcptest.TaskCreated && r.Task != id }).Task
+	starter.Process.Kill()
+	starter.Wait()
+	r := runAndon(t, append(append([]string{"tasks", "follow"}, proto...), second)...)
+	r.check(t, exitOK)
+	if r.stdout != "task_wait: worked 300ms\n" {
+		t.Errorf("tasks follow: stdout %q, stderr %q", r.stdout, r.stderr)
+	}
 }
 
 // serveHTTPTasks starts andon mcptest serve over HTTP with the task tools.

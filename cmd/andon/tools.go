@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/andonhq/andon/mcp"
 )
 
 const toolsAbout = `List the tools an MCP server offers: one per line, the name, a tab, and the
-description; with --json, the tools as a JSON array of the MCP Tool objects
+description (with "[task: required]" or "[task: optional]" after it for a tool
+that runs as an MCP task); with --json, the tools as a JSON array of the MCP Tool objects
 as the server sent them, every field kept (input schema, annotations,
 execution, icons, _meta …). Pagination is followed.
 
@@ -61,7 +64,12 @@ func runTools(ctx context.Context, e *env, args []string) int {
 	}
 	for _, t := range tools {
 		// The server's words go to a terminal: keep them to one safe line.
-		fmt.Fprintf(e.stdout, "%s\t%s\n", printable(t.Name), printable(t.Description))
+		// A tool that runs as a task says so: 'andon call' follows it.
+		task := ""
+		if t.TaskSupport != mcp.TaskForbidden {
+			task = " [task: " + string(t.TaskSupport) + "]"
+		}
+		fmt.Fprintf(e.stdout, "%s\t%s%s\n", printable(t.Name), printable(t.Description), task)
 	}
 	return exitOK
 }
