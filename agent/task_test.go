@@ -400,3 +400,31 @@ func TestTheHolderRecordsWhatTheServerSaidToItsCancel(t *testing.T) {
 		t.Errorf("the runtime sent tasks/cancel itself for %v; the holder's client did", cancelled)
 	}
 }
+
+// A run that went back to the queue mid-task (its worker died) has no live
+// holder: cancelling it sends tasks/cancel with the persisted id, and no
+// worker ever takes it.
+func TestCancelOfARunQueuedMidTaskSendsTasksCancel(t *testing.T) {
+	t.Parallel()
+	tb := setupTasks(t)
+	tool := tb.tools.add(&testTool{name: "research", effect: agent.EffectNonIdempotentWrite})
+	run := tb.submit("alice", turn{Calls: []string{"research"}}, turn{Final: "done"})
+	tb.abandonMidTask(run.ID, "research", "task-q", tb.now().Add(time.Minute))
+	tb.advance(2 * time.Minute)
+	tb.rt.Reap(context.Background())
+	if r, _ := tb.store.Store.RunGet(context.Background(), run.ID); r.Status != agent.StatusQueued {
+		t.Fatalf("run %s after the reap; want queued mid-task", r.Status)
+	}
+	report, err := tb.rt.CancelRun(context.Background(), agent.Actor{ID: "alice"}, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(report.Tasks) != 1 || report.Tasks[0].ByHolder || report.Tasks[0].Outcome != agent.TaskCancelAcknowledged {
+		t.Fatalf("report = %+v; want task-q cancelled by this process, acknowledged", report.Tasks)
+	}
+	tb.start()
+	tb.rt.Reap(context.Background())
+	if followed, cancelled := tb.srv.seen(); len(followed) != 0 || !slices.Equal(cancelled, []string{"task-q"}) || tool.calls.Load() != 0 {
+		t.Errorf("followed %v, cancelled %v, tool calls %d; want task-q cancelled once, nothing followed or called", followed, cancelled, tool.calls.Load())
+	}
+}

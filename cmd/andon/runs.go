@@ -14,6 +14,7 @@ import (
 
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/api"
+	"github.com/andonhq/andon/audit"
 	"github.com/andonhq/andon/model/script"
 )
 
@@ -340,6 +341,7 @@ func runShow(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "    step %d call %d %s %s by %s at %s, args %s\n", a.Step, a.Call, a.Tool, what, a.By,
 			a.At.Local().Format(time.DateTime), a.ArgsDigest)
 	}
+	printRunTasks(e, d.Tasks)
 	fmt.Fprintln(e.stdout, "  audit:")
 	if len(d.Audit) == 0 {
 		fmt.Fprintln(e.stdout, "    (no outbound HTTP)")
@@ -351,6 +353,10 @@ func runShow(ctx context.Context, e *env, args []string) int {
 	for _, a := range d.Audit {
 		if strings.HasPrefix(a.Action, "call_") { // a decision on a tool call
 			fmt.Fprintf(e.stdout, "    %d %s %s: %s (%s)\n", a.Seq, a.Action, a.Purpose, a.Path, a.Reason)
+			continue
+		}
+		if a.Action == string(audit.ActionTaskCancel) { // tasks/cancel for a call's MCP task
+			fmt.Fprintf(e.stdout, "    %d %s %s: server %s, %s (%s)\n", a.Seq, a.Action, a.Purpose, a.Host, printable(a.Path), a.Reason)
 			continue
 		}
 		sent := "nothing left"

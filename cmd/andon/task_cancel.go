@@ -18,3 +18,23 @@ func printTaskCancels(e *env, tasks []api.TaskCancel) {
 		fmt.Fprintf(e.stderr, "andon: task %s of %s on server %s (step %d, call %d): %s\n", t.TaskID, t.Tool, t.Server, t.Step, t.Call, what)
 	}
 }
+
+// printRunTasks lists, for andon show, the run's calls that became MCP
+// tasks: where each runs, its state, and what its server said to
+// tasks/cancel.
+func printRunTasks(e *env, tasks []api.Task) {
+	if len(tasks) == 0 {
+		return
+	}
+	fmt.Fprintln(e.stdout, "  tasks:")
+	for _, t := range tasks {
+		line := fmt.Sprintf("    step %d call %d %s: task %s on server %s (%s), %s", t.Step, t.Call, t.Tool, t.TaskID, t.Server, t.Revision, t.State)
+		if t.StatusMessage != "" {
+			line += ": " + oneLine(t.StatusMessage)
+		}
+		if t.CancelOutcome != "" {
+			line += "; tasks/cancel " + t.CancelOutcome
+		}
+		fmt.Fprintln(e.stdout, line)
+	}
+}

@@ -191,6 +191,14 @@ func TestTaskCancelledAfterItsWorkerDied(t *testing.T) {
 			if det.Run.Status != "cancelled" || det.Run.PendingEffect != string(agent.EffectNonIdempotentWrite) {
 				t.Errorf("run %s, fence %q; want cancelled with the fence stamped", det.Run.Status, det.Run.PendingEffect)
 			}
+			show := d.api.andon("show", id)
+			show.check(t, exitOK)
+			for _, want := range []string{"task " + task.TaskID + " on server e2e (" + tc.revision + "), ", "; tasks/cancel acknowledged",
+				": server e2e, mcp_e2e_task_wait step=1 call=1 task=" + task.TaskID + " (acknowledged)"} {
+				if !strings.Contains(show.stdout, want) {
+					t.Errorf("andon show printed:\n%s\nwant %q", show.stdout, want)
+				}
+			}
 			var rows []api.AuditRow
 			for _, a := range det.Audit {
 				if a.Action == "task_cancel" {
