@@ -77,8 +77,9 @@ type ClientOptions struct {
 	// log messages. Nil means discard them.
 	Logger *slog.Logger
 
-	// Roots are offered to the server (roots/list). Nil means the client
-	// does not declare the roots capability.
+	// Roots are offered to the server (roots/list); [Client.SetRoots]
+	// changes them and tells the server. Nil means the client does not
+	// declare the roots capability.
 	Roots []Root
 
 	// SamplingHandler answers sampling/createMessage; ElicitationHandler
@@ -131,6 +132,8 @@ type Client struct {
 	calls    map[int64]*call               // in flight, by request id
 	progress map[string]*call              // by progress token, as JSON
 	serving  map[string]context.CancelFunc // server requests being answered
+	// roots replaces opts.Roots once SetRoots has been called.
+	roots []Root
 	// params holds each listed tool's x-mcp-header annotations
 	// (2026-07-28), by tool name.
 	params   map[string][]paramHeader
@@ -199,7 +202,9 @@ func newClient(opts *ClientOptions) *Client {
 	c.bgCtx, c.stopBackground = context.WithCancel(context.Background())
 	if opts != nil {
 		c.opts = *opts
-		c.opts.Roots = append([]Root(nil), opts.Roots...)
+		if opts.Roots != nil { // an empty list still declares roots
+			c.opts.Roots = append([]Root{}, opts.Roots...)
+		}
 	}
 	o := &c.opts
 	if o.ClientInfo.Name == "" {

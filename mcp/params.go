@@ -53,7 +53,8 @@ func (c *Client) requestMeta(progressToken string) *requestMeta {
 func (c *Client) capabilities() json.RawMessage {
 	caps := map[string]any{}
 	if c.opts.Roots != nil {
-		caps["roots"] = map[string]any{}
+		// listChanged: SetRoots sends notifications/roots/list_changed.
+		caps["roots"] = map[string]any{"listChanged": true}
 	}
 	if c.opts.SamplingHandler != nil {
 		caps["sampling"] = map[string]any{}

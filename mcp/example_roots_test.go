@@ -1,0 +1,39 @@
+package mcp_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/andonhq/andon/mcp"
+	"github.com/andonhq/andon/mcp/mcptest"
+)
+
+// The roots a client offers can change while it is connected: the server
+// is told (notifications/roots/list_changed) and gets the new roots when it
+// asks. mcptest's ask tool asks for them.
+func ExampleClient_SetRoots() {
+	server := mcptest.NewServer(nil)
+	defer server.Close()
+	ctx := context.Background()
+	c, err := mcp.Connect(ctx, server.Transport(), &mcp.ClientOptions{
+		ProtocolVersion: mcp.Version20251125,
+		Roots:           []mcp.Root{{URI: "file:///old"}},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+
+	if err := c.SetRoots(ctx, []mcp.Root{{URI: "file:///new"}}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := c.CallTool(ctx, "ask", nil, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Text())
+	// Output: roots: {"roots":[{"uri":"file:///new"}]}
+}
