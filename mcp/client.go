@@ -134,6 +134,8 @@ type Client struct {
 	serving  map[string]context.CancelFunc // server requests being answered
 	// roots replaces opts.Roots once SetRoots has been called.
 	roots []Root
+	// hints are the cache hints of the last complete listings, by list.
+	hints map[string]CacheHint
 	// params holds each listed tool's x-mcp-header annotations
 	// (2026-07-28), by tool name.
 	params   map[string][]paramHeader
@@ -426,8 +428,9 @@ func (c *Client) receiveNotification(m *jsonrpc.Message) {
 			c.goBackground(func() { f(p.URI) })
 		}
 	case "notifications/tools/list_changed", "notifications/resources/list_changed", "notifications/prompts/list_changed":
+		list := strings.TrimSuffix(strings.TrimPrefix(m.Method, "notifications/"), "/list_changed")
+		c.staleListing(list) // before the callback, which may list again
 		if f := c.opts.OnListChanged; f != nil {
-			list := strings.TrimSuffix(strings.TrimPrefix(m.Method, "notifications/"), "/list_changed")
 			c.goBackground(func() { f(list) })
 		}
 	default:

@@ -42,6 +42,7 @@
 package mcptest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -85,6 +86,11 @@ type Options struct {
 	// that ends a session. A stalled HTTP request is held until the client
 	// goes away (recorded as StreamClosed) or the server closes.
 	Stall []string
+	// ListTTL and ListCacheScope are the ttlMs and cacheScope of every
+	// 2026-07-28 listing (tools, resources, templates, prompts). Zero and
+	// empty mean 0 (not reusable) and "private".
+	ListTTL        time.Duration
+	ListCacheScope string
 }
 
 // Server is a scriptable MCP server. One Server may serve many connections;
@@ -505,8 +511,8 @@ func listPage[T any](c *serverConn, m *jsonrpc.Message, key string, items []T, m
 	}
 	if modern {
 		res["resultType"] = "complete"
-		res["ttlMs"] = 0
-		res["cacheScope"] = "private"
+		res["ttlMs"] = c.s.opts.ListTTL.Milliseconds()
+		res["cacheScope"] = cmp.Or(c.s.opts.ListCacheScope, "private")
 	}
 	reply(out, m.ID, res, nil)
 }

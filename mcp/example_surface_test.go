@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/andonhq/andon/mcp"
 	"github.com/andonhq/andon/mcp/mcptest"
@@ -36,4 +37,28 @@ func ExampleClient_SetRoots() {
 	}
 	fmt.Println(res.Text())
 	// Output: roots: {"roots":[{"uri":"file:///new"}]}
+}
+
+// A 2026-07-28 server says how long a listing stays fresh; a caller that
+// keeps what it listed asks the hint before listing again.
+func ExampleClient_ListCacheHint() {
+	server := mcptest.NewServer(&mcptest.Options{ListTTL: time.Minute, ListCacheScope: "public"})
+	defer server.Close()
+	ctx := context.Background()
+	c, err := mcp.Connect(ctx, server.Transport(), nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+
+	for _, err := range c.ListResources(ctx, nil) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	hint, _ := c.ListCacheHint("resources")
+	fmt.Println(hint.TTL, hint.Scope, hint.Fresh(time.Now()))
+	// Output: 1m0s public true
 }
