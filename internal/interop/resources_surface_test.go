@@ -1,0 +1,131 @@
+package interop
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/andonhq/andon/mcp"
+)
+
+// andon's resources, prompts, completion and logging against go-sdk and
+// mcp-go servers, over stdio framing and HTTP, on both eras.
+func TestSurface_ResourcesPromptsCompletionAgainstPeers(t *testing.T) {
+	for _, p := range surfacePeers {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			b := connectSurface(t, p, mcp.ClientOptions{})
+			ctx := t.Context()
+			var uris []string
+			for r, err := range b.client.ListResources(ctx, nil) {
+				if err != nil {
+					t.Fatalf("ListResources: %v", err)
+				}
+				uris = append(uris, r.URI)
+			}
+			slices.Sort(uris)
+			if want := []string{"surface://bytes", "surface://hello", "surface://log"}; !slices.Equal(uris, want) {
+				t.Errorf("resources %q, want %q", uris, want)
+			}
+			var templates []string
+			for rt, err := range b.client.ResourceTemplates(ctx, nil) {
+				if err != nil {
+					t.Fatalf("ResourceTemplates: %v", err)
+				}
+				templates = append(templates, rt.URITemplate)
+			}
+			if want := []string{surfaceSlowPrefix + "{tag}"}; !slices.Equal(templates, want) {
+				t.Errorf("templates %q, want %q", templates, want)
+			}
+
+			res, err := b.client.ReadResource(ctx, "surface://hello", nil)
+			if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "hello from "+p.library {
+				t.Errorf("read hello = %+v, %v", res, err)
+			}
+			res, err = b.client.ReadResource(ctx, "surface://bytes", nil)
+			if err != nil || len(res.Contents) != 1 || string(res.Contents[0].Blob) != "\x00\x01\x02\xff" {
+				t.Errorf("read bytes = %+v, %v", res, err)
+			}
+			if _, err := b.client.ReadResource(ctx, "surface://nothing", nil); !errors.Is(err, mcp.ErrResourceNotFound) {
+				t.Errorf("read of an unknown resource = %v, want ErrResourceNotFound", err)
+			}
+
+			var prompts []mcp.Prompt
+			for pr, err := range b.client.ListPrompts(ctx, nil) {
+				if err != nil {
+					t.Fatalf("ListPrompts: %v", err)
+				}
+				prompts = append(prompts, pr)
+			}
+			if len(prompts) != 1 || prompts[0].Name != "greet" || len(prompts[0].Arguments) != 2 || !prompts[0].Arguments[0].Required {
+				t.Errorf("prompts %+v", prompts)
+			}
+			got, err := b.client.GetPrompt(ctx, "greet", map[string]string{"name": "Ada"}, nil)
+			if err != nil || len(got.Messages) != 1 || got.Messages[0].Role != "user" || got.Messages[0].Content.Text != "Hello, Ada!" {
+				t.Errorf("GetPrompt = %+v, %v", got, err)
+			}
+
+			comp, err := b.client.Complete(ctx, mcp.CompleteRequest{Ref: mcp.PromptRef("greet"), Argument: "style", Value: "a p"}, nil)
+			if err != nil || !slices.Equal(comp.Values, []string{"a pirate", "a poet"}) {
+				t.Errorf("Complete = %+v, %v", comp, err)
+			}
+
+			// Log messages: handshake era only (2026-07-28 has no
+			// logging/setLevel, and andon asks for none).
+			err = b.client.SetLoggingLevel(ctx, "info", nil)
+			if p.revision == mcp.Version20260728 {
+				if !errors.Is(err, errors.ErrUnsupported) {
+					t.Errorf("SetLoggingLevel on 2026-07-28 = %v, want ErrUnsupported", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("SetLoggingLevel: %v", err)
+			}
+			if _, err := b.client.ReadResource(ctx, "surface://log", nil); err != nil {
+				t.Fatalf("read log: %v", err)
+			}
+			// The message may arrive after the answer (over HTTP on a
+			// stream of its own): wait for it.
+			waitFor(t, "the server's log message", func() bool {
+				l := b.logs.String()
+				return strings.Contains(l, `msg="mcp: server log"`) && strings.Contains(l, "server=surface-") && strings.Contains(l, `data="\"a warning\""`)
+			}, b.logs.String)
+		})
+	}
+}
+
+// A cancelled resources/read of a slow resource is abandoned on the wire:
+// the peer's handler sees its context end. Over 2026-07-28 HTTP nothing is
+// sent (the closed response stream is the signal); with sessions exactly
+// one notifications/cancelled names the read. The connection goes on.
+func TestSurface_CancelledReadStopsThePeersHandler(t *testing.T) {
+	for _, p := range surfacePeers {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			b := connectSurface(t, p, mcp.ClientOptions{})
+			ctx, cancel := context.WithCancel(t.Context())
+			cancelWhenReported(b.events, evStarted, "read1", cancel)
+			_, err := b.client.ReadResource(ctx, surfaceSlowPrefix+"read1", nil)
+			if !errors.Is(err, mcp.ErrCancelled) {
+				t.Fatalf("ReadResource = %v, want ErrCancelled", err)
+			}
+			b.events.wait(t, evCancelled, "read1")
+			if b.wire != nil {
+				notices := len(b.wire.posts("notifications/cancelled"))
+				want := 1
+				if p.revision == mcp.Version20260728 {
+					want = 0
+				}
+				if notices != want {
+					t.Errorf("%d notifications/cancelled POSTed, want %d:\n%s", notices, want, b.wire)
+				}
+			}
+			if res, err := b.client.ReadResource(t.Context(), "surface://hello", nil); err != nil || res.Contents[0].Text != "hello from "+p.library {
+				t.Errorf("read after the cancel = %+v, %v", res, err)
+			}
+		})
+	}
+}
