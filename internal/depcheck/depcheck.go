@@ -48,7 +48,7 @@ var mayImport = map[string][]string{
 	"token":     nil,
 
 	"internal/conformance": {"mcp"},
-	"internal/interop":     {"mcp"},
+	"internal/interop":     {"mcp", "internal/nodepeer"},
 	"internal/nodepeer":    nil,
 	"internal/depcheck":    nil,
 }
