@@ -136,6 +136,9 @@ type Client struct {
 	roots []Root
 	// hints are the cache hints of the last complete listings, by list.
 	hints map[string]CacheHint
+	// logLevel is the level SetLoggingLevel set on 2026-07-28, which every
+	// later request carries in its _meta.
+	logLevel atomic.Pointer[LoggingLevel]
 	// params holds each listed tool's x-mcp-header annotations
 	// (2026-07-28), by tool name.
 	params   map[string][]paramHeader

@@ -29,6 +29,9 @@ type requestMeta struct {
 	ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities,omitempty"`
 	ClientInfo         *Implementation `json:"io.modelcontextprotocol/clientInfo,omitempty"`
 	ProgressToken      string          `json:"progressToken,omitempty"`
+	// LogLevel asks a 2026-07-28 server for log messages of this level and
+	// above (SetLoggingLevel); without it the server sends none.
+	LogLevel LoggingLevel `json:"io.modelcontextprotocol/logLevel,omitempty"`
 }
 
 // requestMeta returns the _meta for a request: the per-request envelope on
@@ -45,6 +48,7 @@ func (c *Client) requestMeta(progressToken string) *requestMeta {
 		ClientCapabilities: c.caps,
 		ClientInfo:         &c.opts.ClientInfo,
 		ProgressToken:      progressToken,
+		LogLevel:           c.requestLogLevel(),
 	}
 }
 

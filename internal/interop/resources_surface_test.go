@@ -72,16 +72,9 @@ func TestSurface_ResourcesPromptsCompletionAgainstPeers(t *testing.T) {
 				t.Errorf("Complete = %+v, %v", comp, err)
 			}
 
-			// Log messages: handshake era only (2026-07-28 has no
-			// logging/setLevel, and andon asks for none).
-			err = b.client.SetLoggingLevel(ctx, "info", nil)
-			if p.revision == mcp.Version20260728 {
-				if !errors.Is(err, errors.ErrUnsupported) {
-					t.Errorf("SetLoggingLevel on 2026-07-28 = %v, want ErrUnsupported", err)
-				}
-				return
-			}
-			if err != nil {
+			// Log messages: logging/setLevel on the handshake era, the
+			// level in each request's _meta on 2026-07-28.
+			if err := b.client.SetLoggingLevel(ctx, "info", nil); err != nil {
 				t.Fatalf("SetLoggingLevel: %v", err)
 			}
 			if _, err := b.client.ReadResource(ctx, "surface://log", nil); err != nil {

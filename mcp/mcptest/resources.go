@@ -24,8 +24,9 @@ import (
 //     answers with a text.
 //   - mcptest://log/{level}: before answering, sends a log message of that
 //     level (notifications/message, logger "mcptest", data "a {level}
-//     message") unless logging/setLevel asked for a more severe level; its
-//     text says "logged" or "filtered".
+//     message") unless logging/setLevel asked for a more severe level (on
+//     2026-07-28: unless the request's _meta logLevel is missing or more
+//     severe); its text says "logged" or "filtered".
 //
 //   - mcptest://touch: "changes" every resource the connection subscribed
 //     to: sends notifications/resources/updated for each (before its
@@ -58,7 +59,7 @@ var resourceTemplates = []map[string]any{
 // helloText is the text of mcptest://static/hello.
 const helloText = "hello from mcptest"
 
-func (c *serverConn) startRead(ctx context.Context, m *jsonrpc.Message, modern bool, out outbox) {
+func (c *serverConn) startRead(ctx context.Context, m *jsonrpc.Message, meta requestMeta, modern bool, out outbox) {
 	var p struct {
 		URI string `json:"uri"`
 	}
@@ -111,7 +112,7 @@ func (c *serverConn) startRead(ctx context.Context, m *jsonrpc.Message, modern b
 			c.notFound(m, p.URI, modern, out)
 			return
 		}
-		if !c.logs(level) {
+		if !c.logs(level, meta, modern) {
 			complete(text("filtered", "text/plain"))
 			return
 		}

@@ -336,6 +336,9 @@ type requestMeta struct {
 	ProtocolVersion    string          `json:"io.modelcontextprotocol/protocolVersion"`
 	ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
 	ProgressToken      json.RawMessage `json:"progressToken"`
+	// LogLevel is the level a 2026-07-28 request asks log messages at;
+	// without it the server sends it none.
+	LogLevel string `json:"io.modelcontextprotocol/logLevel"`
 }
 
 type baseParams struct {
@@ -429,7 +432,7 @@ func (c *serverConn) serveRequest(ctx context.Context, m *jsonrpc.Message, out o
 	case "resources/templates/list":
 		listPage(c, m, "resourceTemplates", resourceTemplates, modern, out)
 	case "resources/read":
-		c.startRead(ctx, m, modern, out)
+		c.startRead(ctx, m, base.Meta, modern, out)
 	case "prompts/list":
 		listPage(c, m, "prompts", promptList, modern, out)
 	case "prompts/get":
