@@ -19,10 +19,16 @@
 //     result for the cancelled request anyway (recording LateReply).
 //   - fail {message}: a result with isError set.
 //   - big {bytes=1048576}: a text result of the given size.
-//   - ask {first_ms, then_ms}: asks the client for its roots (a roots/list
-//     request on handshake-era revisions, an input_required result on
-//     2026-07-28, after first_ms), then answers (after then_ms on
-//     2026-07-28, honouring cancellation).
+//   - ask {what, message, first_ms, then_ms}: asks the client for its
+//     roots (a roots/list request on handshake-era revisions, an
+//     input_required result on 2026-07-28, after first_ms), then answers
+//     "roots: {…}" (after then_ms on 2026-07-28, honouring cancellation).
+//     With what "elicitation" it asks the client's user for a name instead
+//     (elicitation/create, form mode, message as the question) and answers
+//     "elicitation: {the client's answer}"; with what "sampling" it asks
+//     the client's model for a message (sampling/createMessage, message as
+//     the prompt) and answers "sampling: …". A call cancelled while the
+//     client answers cancels the question (notifications/cancelled).
 //   - crash: the connection ends mid-call (the executable exits with status 3).
 //   - garbage: writes a line that is not JSON, then answers.
 //   - split: writes its answer in two pieces, 20ms apart.
