@@ -80,6 +80,7 @@ func newGoSDKSurfaceServer(sink *eventSink) *gosdk.Server {
 		})
 	s.AddResource(&gosdk.Resource{URI: "surface://log", Name: "log", MIMEType: "text/plain"},
 		func(ctx context.Context, req *gosdk.ReadResourceRequest) (*gosdk.ReadResourceResult, error) {
+			//lint:ignore SA1019 logging is deprecated (SEP-2577) but still in every revision andon speaks, and this server tests it
 			if err := req.Session.Log(ctx, &gosdk.LoggingMessageParams{Level: "warning", Logger: "surface", Data: "a warning"}); err != nil {
 				return nil, err
 			}
