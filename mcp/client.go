@@ -95,8 +95,10 @@ type ClientOptions struct {
 
 	// OnResourceUpdated, if set, is told the URI of each
 	// notifications/resources/updated: a resource subscribed to with
-	// [Client.Subscribe] changed. OnListChanged, if set, is told "tools",
-	// "resources" or "prompts" for each notifications/{list}/list_changed.
+	// [Client.Subscribe] (on 2026-07-28, [Client.Listen]) changed.
+	// OnListChanged, if set, is told "tools", "resources" or "prompts" for
+	// each notifications/{list}/list_changed (on 2026-07-28 they come on a
+	// Listen stream only).
 	// Each call runs on a goroutine of its own (so it may call the client,
 	// to re-read or re-list), in no guaranteed order; Close waits for calls
 	// that are running.
@@ -139,6 +141,8 @@ type Client struct {
 	// logLevel is the level SetLoggingLevel set on 2026-07-28, which every
 	// later request carries in its _meta.
 	logLevel atomic.Pointer[LoggingLevel]
+	// listen is the 2026-07-28 subscriptions/listen stream, if open.
+	listen listenState
 	// params holds each listed tool's x-mcp-header annotations
 	// (2026-07-28), by tool name.
 	params   map[string][]paramHeader
@@ -374,6 +378,9 @@ func (c *Client) takeCall(id jsonrpc.ID) *call {
 }
 
 func (c *Client) receiveNotification(m *jsonrpc.Message) {
+	if c.receiveListenNotification(m.Method, m.Params) {
+		return
+	}
 	switch m.Method {
 	case "notifications/progress":
 		var p struct {

@@ -57,7 +57,9 @@
 // name and level. [Client.SetRoots] changes the roots offered to the server
 // and tells it (notifications/roots/list_changed, handshake era). On
 // 2026-07-28 a listing's ttlMs and cacheScope are the listing's
-// [CacheHint] ([Client.ListCacheHint]).
+// [CacheHint] ([Client.ListCacheHint]), and change notifications come on a
+// subscriptions/listen stream that [Client.Listen] holds open — stopped,
+// like any request, by its context.
 //
 // # Errors
 //

@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -61,4 +62,33 @@ func ExampleClient_ListCacheHint() {
 	hint, _ := c.ListCacheHint("resources")
 	fmt.Println(hint.TTL, hint.Scope, hint.Fresh(time.Now()))
 	// Output: 1m0s public true
+}
+
+// On 2026-07-28 a client hears of changes on a subscriptions/listen stream
+// it holds open; cancelling its context closes the stream on the wire.
+func ExampleClient_Listen() {
+	server := mcptest.NewServer(nil)
+	defer server.Close()
+	ctx := context.Background()
+	changed := make(chan string, 1)
+	c, err := mcp.Connect(ctx, server.Transport(), &mcp.ClientOptions{OnListChanged: func(list string) { changed <- list }})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+
+	listenCtx, stop := context.WithCancel(ctx)
+	acked, done := make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- c.Listen(listenCtx, mcp.SubscriptionFilter{ToolsListChanged: true}, func(mcp.SubscriptionFilter) { close(acked) })
+	}()
+	<-acked
+	c.ReadResource(ctx, "mcptest://change/tools", nil) // mcptest announces a change
+	fmt.Println(<-changed)
+	stop()
+	fmt.Println(errors.Is(<-done, mcp.ErrCancelled))
+	// Output:
+	// tools
+	// true
 }

@@ -131,8 +131,9 @@ type readResourceParams struct {
 // Subscribe asks the server to tell the client when the resource uri
 // changes; each change reaches [ClientOptions].OnResourceUpdated. It exists
 // in handshake-era revisions; on 2026-07-28 (where subscriptions go through
-// subscriptions/listen, which this client does not speak yet) it returns an
-// error matching [errors.ErrUnsupported] without sending anything.
+// subscriptions/listen: see [Client.Listen] and
+// SubscriptionFilter.ResourceSubscriptions) it returns an error matching
+// [errors.ErrUnsupported] without sending anything.
 func (c *Client) Subscribe(ctx context.Context, uri string, opts *CallOptions) error {
 	return c.subscription(ctx, "resources/subscribe", uri, opts)
 }

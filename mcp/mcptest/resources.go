@@ -30,10 +30,15 @@ import (
 //
 //   - mcptest://touch: "changes" every resource the connection subscribed
 //     to: sends notifications/resources/updated for each (before its
-//     answer, which says how many).
+//     answer, which says how many). On 2026-07-28 it sends them on every
+//     open subscriptions/listen stream, for the resources each subscribed
+//     to.
 //   - mcptest://change/{tools|resources|prompts}: sends
-//     notifications/{list}/list_changed before answering (handshake era
-//     only; on 2026-07-28 it answers "not sent").
+//     notifications/{list}/list_changed before answering; on 2026-07-28 on
+//     every listen stream that asked for that list ("sent to N").
+//   - mcptest://unlisten/{result|cancel} (2026-07-28): ends every listen
+//     stream, with the listen's result or with notifications/cancelled
+//     naming it ("ended N").
 //
 // resources/subscribe (handshake era) to any URI sends one
 // notifications/resources/updated for it at once, then confirms; touch
@@ -86,6 +91,10 @@ func (c *serverConn) startRead(ctx context.Context, m *jsonrpc.Message, meta req
 		}
 		// encoding/json writes a []byte as base64, as the protocol's blob is.
 		complete(map[string]any{"uri": p.URI, "mimeType": "application/octet-stream", "blob": b})
+	case p.URI == "mcptest://touch" && modern:
+		complete(text(fmt.Sprintf("%d updates", c.s.touchSubscribed()), "text/plain"))
+	case p.URI == "mcptest://unlisten/result" || p.URI == "mcptest://unlisten/cancel":
+		complete(text(fmt.Sprintf("ended %d", c.s.endListeners(strings.TrimPrefix(p.URI, "mcptest://unlisten/"))), "text/plain"))
 	case p.URI == "mcptest://touch":
 		c.mu.Lock()
 		uris := slices.Sorted(maps.Keys(c.subs))
@@ -101,7 +110,7 @@ func (c *serverConn) startRead(ctx context.Context, m *jsonrpc.Message, meta req
 			return
 		}
 		if modern {
-			complete(text("not sent", "text/plain"))
+			complete(text(fmt.Sprintf("sent to %d", c.s.announceListChanged(list)), "text/plain"))
 			return
 		}
 		out.write(&jsonrpc.Message{Method: "notifications/" + list + "/list_changed"})

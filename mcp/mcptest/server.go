@@ -111,6 +111,7 @@ type Server struct {
 	discovered   bool // a server/discover was answered or refused
 	conns        map[*serverConn]bool
 	httpSessions map[*httpSession]bool
+	listeners    map[*listener]bool // 2026-07-28 subscriptions/listen streams open now
 	wg           sync.WaitGroup
 	tools        sync.WaitGroup // every tool handler, of every connection
 	closing      bool
@@ -449,6 +450,12 @@ func (c *serverConn) serveRequest(ctx context.Context, m *jsonrpc.Message, out o
 			return
 		}
 		c.subscribe(m, out)
+	case "subscriptions/listen":
+		if !modern {
+			reply(out, m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: subscriptions/listen"})
+			return
+		}
+		c.listen(ctx, m, out)
 	case "completion/complete":
 		c.complete(m, modern, out)
 	case "logging/setLevel":
@@ -464,11 +471,15 @@ func (c *serverConn) serveRequest(ctx context.Context, m *jsonrpc.Message, out o
 
 var serverInfo = map[string]string{"name": "mcptest", "version": "1"}
 
-// capabilities are what the server declares: on 2026-07-28 no
-// subscriptions or list-changed notifications (they need
-// subscriptions/listen, which mcptest does not serve) and no logging
-// (logging/setLevel is gone).
-var capabilities = map[string]any{"tools": map[string]any{}, "resources": map[string]any{}, "prompts": map[string]any{}, "completions": map[string]any{}}
+// capabilities are what the server declares on 2026-07-28: list changes
+// and resource updates travel on subscriptions/listen streams; no logging
+// capability (logging/setLevel is gone; a request asks in its _meta).
+var capabilities = map[string]any{
+	"tools":       map[string]any{"listChanged": true},
+	"resources":   map[string]any{"subscribe": true, "listChanged": true},
+	"prompts":     map[string]any{"listChanged": true},
+	"completions": map[string]any{},
+}
 
 // handshakeCapabilities are what the server declares to a handshake-era
 // client.
