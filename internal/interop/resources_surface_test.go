@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/andonhq/andon/mcp"
 )
@@ -135,6 +136,61 @@ func TestSurface_CancelledReadStopsThePeersHandler(t *testing.T) {
 			}
 			if res, err := b.client.ReadResource(t.Context(), "surface://hello", nil); err != nil || res.Contents[0].Text != "hello from "+p.library {
 				t.Errorf("read after the cancel = %+v, %v", res, err)
+			}
+		})
+	}
+}
+
+// On 2026-07-28 andon's Listen stream hears a go-sdk or mcp-go server's
+// tool list change, and cancelling it closes the stream: over HTTP with no
+// notifications/cancelled POSTed.
+func TestSurface_ListenAgainstPeers(t *testing.T) {
+	for _, p := range surfacePeers {
+		if p.revision != mcp.Version20260728 {
+			continue
+		}
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			changed := make(chan string, 4)
+			b := connectSurface(t, p, mcp.ClientOptions{OnListChanged: func(list string) { changed <- list }})
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			acked, done := make(chan mcp.SubscriptionFilter, 1), make(chan error, 1)
+			go func() {
+				done <- b.client.Listen(ctx, mcp.SubscriptionFilter{ToolsListChanged: true}, func(f mcp.SubscriptionFilter) { acked <- f })
+			}()
+			select {
+			case f := <-acked:
+				if !f.ToolsListChanged {
+					t.Errorf("acknowledged %+v", f)
+				}
+			case err := <-done:
+				t.Fatalf("Listen ended before its acknowledgment: %v", err)
+			case <-time.After(pollDeadline):
+				t.Fatal("no acknowledgment")
+			}
+			b.addTool("added")
+			select {
+			case list := <-changed:
+				if list != "tools" {
+					t.Errorf("OnListChanged(%q), want tools", list)
+				}
+			case <-time.After(pollDeadline):
+				t.Fatal("the tool list change never came")
+			}
+			cancel()
+			select {
+			case err := <-done:
+				if !errors.Is(err, mcp.ErrCancelled) {
+					t.Errorf("Listen = %v, want ErrCancelled", err)
+				}
+			case <-time.After(pollDeadline):
+				t.Fatal("Listen did not return after its cancel")
+			}
+			if b.wire != nil {
+				if n := len(b.wire.posts("notifications/cancelled")); n != 0 {
+					t.Errorf("%d notifications/cancelled POSTed on 2026-07-28:\n%s", n, b.wire)
+				}
 			}
 		})
 	}

@@ -31,6 +31,8 @@ import (
 //   - prompt greet {name (required)}: one user message "Hello, NAME!".
 //   - completion of greet's argument style: the candidates that start with
 //     the typed value, of "a pirate", "a poet", "a robot".
+//   - go-sdk: a tool noop, so that it declares tools and their list
+//     changes; mcp-go declares them by option.
 const surfaceSlowPrefix = "surface://slow/"
 
 var styleCandidates = []string{"a pirate", "a poet", "a robot"}
@@ -66,6 +68,11 @@ func newGoSDKSurfaceServer(sink *eventSink) *gosdk.Server {
 		},
 		SubscribeHandler:   func(context.Context, *gosdk.SubscribeRequest) error { return nil },
 		UnsubscribeHandler: func(context.Context, *gosdk.UnsubscribeRequest) error { return nil },
+	})
+	// A tool, so that the server declares tools (listChanged) and agrees
+	// to a listen stream asking for tool list changes.
+	gosdk.AddTool(s, &gosdk.Tool{Name: "noop"}, func(context.Context, *gosdk.CallToolRequest, struct{}) (*gosdk.CallToolResult, any, error) {
+		return &gosdk.CallToolResult{}, nil, nil
 	})
 	text := func(uri, s string) *gosdk.ReadResourceResult {
 		return &gosdk.ReadResourceResult{Contents: []*gosdk.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: s}}}
@@ -112,6 +119,7 @@ func (styleCompleter) CompletePromptArgument(_ context.Context, prompt string, a
 
 func newMCPGoSurfaceServer(sink *eventSink) *mcpgoserver.MCPServer {
 	s := mcpgoserver.NewMCPServer("surface-mcpgo", "1",
+		mcpgoserver.WithToolCapabilities(true),
 		mcpgoserver.WithResourceCapabilities(false, false),
 		mcpgoserver.WithPromptCapabilities(false),
 		mcpgoserver.WithLogging(),
@@ -180,6 +188,9 @@ type surfaceBundle struct {
 	events *eventLog
 	wire   *wireLog // nil over a pipe
 	logs   *logBuffer
+	// addTool adds a tool to the server, which then announces that its
+	// tool list changed.
+	addTool func(name string)
 }
 
 // connectSurface starts p's server (in this process) and connects andon's
@@ -188,6 +199,24 @@ func connectSurface(t *testing.T, p surfacePeer, opts mcp.ClientOptions) *surfac
 	t.Helper()
 	b := &surfaceBundle{events: &eventLog{}, logs: &logBuffer{}}
 	sink := &eventSink{log: b.events}
+	// The server, built once whatever the transport, and how to change it.
+	var gs *gosdk.Server
+	var ms *mcpgoserver.MCPServer
+	if p.library == "go-sdk" {
+		gs = newGoSDKSurfaceServer(sink)
+		b.addTool = func(name string) {
+			gosdk.AddTool(gs, &gosdk.Tool{Name: name}, func(context.Context, *gosdk.CallToolRequest, struct{}) (*gosdk.CallToolResult, any, error) {
+				return &gosdk.CallToolResult{}, nil, nil
+			})
+		}
+	} else {
+		ms = newMCPGoSurfaceServer(sink)
+		b.addTool = func(name string) {
+			ms.AddTool(mcpgo.NewTool(name), func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+				return mcpgo.NewToolResultText(""), nil
+			})
+		}
+	}
 	var transport mcp.Transport
 	if p.http == "" {
 		serverEnd, clientEnd := net.Pipe()
@@ -195,7 +224,7 @@ func connectSurface(t *testing.T, p surfacePeer, opts mcp.ClientOptions) *surfac
 		done := make(chan struct{})
 		switch p.library {
 		case "go-sdk":
-			ss, err := newGoSDKSurfaceServer(sink).Connect(ctx, &gosdk.IOTransport{Reader: serverEnd, Writer: serverEnd}, nil)
+			ss, err := gs.Connect(ctx, &gosdk.IOTransport{Reader: serverEnd, Writer: serverEnd}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -203,7 +232,7 @@ func connectSurface(t *testing.T, p surfacePeer, opts mcp.ClientOptions) *surfac
 		default:
 			go func() {
 				defer close(done)
-				mcpgoserver.NewStdioServer(newMCPGoSurfaceServer(sink)).Listen(ctx, serverEnd, serverEnd)
+				mcpgoserver.NewStdioServer(ms).Listen(ctx, serverEnd, serverEnd)
 			}()
 		}
 		t.Cleanup(func() {
@@ -218,13 +247,11 @@ func connectSurface(t *testing.T, p surfacePeer, opts mcp.ClientOptions) *surfac
 		path := ""
 		switch p.http {
 		case peerGoSDKStateless:
-			s := newGoSDKSurfaceServer(sink)
-			h = gosdk.NewStreamableHTTPHandler(func(*http.Request) *gosdk.Server { return s }, &gosdk.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true})
+			h = gosdk.NewStreamableHTTPHandler(func(*http.Request) *gosdk.Server { return gs }, &gosdk.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true})
 		case peerGoSDKStateful:
-			s := newGoSDKSurfaceServer(sink)
-			h = gosdk.NewStreamableHTTPHandler(func(*http.Request) *gosdk.Server { return s }, nil)
+			h = gosdk.NewStreamableHTTPHandler(func(*http.Request) *gosdk.Server { return gs }, nil)
 		case peerMCPGoStreamable:
-			h = mcpgoserver.NewStreamableHTTPServer(newMCPGoSurfaceServer(sink), mcpgoserver.WithStateful(true))
+			h = mcpgoserver.NewStreamableHTTPServer(ms, mcpgoserver.WithStateful(true))
 			path = "/mcp"
 		default:
 			t.Fatalf("no surface server for peer %q", p.http)
