@@ -213,23 +213,10 @@ func TestHTTPResourcesReadSignal(t *testing.T) {
 	}
 }
 
-// signalDuring starts andon with args, waits until the server (recording to
-// rec) has begun its slow read, sends sig, and waits for andon to exit.
+// signalDuring is signalWhen the server has begun its slow read.
 func signalDuring(t *testing.T, rec string, sig os.Signal, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 2*patience)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, andonBin, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitForRecord(t, rec, func(r mcptest.Record) bool { return r.Kind == mcptest.ReadStarted })
-	if err := cmd.Process.Signal(sig); err != nil {
-		t.Fatal(err)
-	}
-	return result{code: exitCode(t, cmd.Wait()), stdout: stdout.String(), stderr: stderr.String()}
+	return signalWhen(t, rec, func(r mcptest.Record) bool { return r.Kind == mcptest.ReadStarted }, sig, args...)
 }
 
 // checkServerToldOfCancelledRequest checks that a stdio server received one
@@ -263,4 +250,72 @@ func cancelNotices(recs []mcptest.Record, id string) int {
 		}
 	}
 	return n
+}
+
+// TestSurfaceCommandsStopOnSignalAndTimeout: every surface command stops as
+// 'andon call' does. The server holds the command's request (mcptest
+// -stall); SIGINT exits 130 and --timeout exits 124, and either way the
+// server receives notifications/cancelled naming that request.
+func TestSurfaceCommandsStopOnSignalAndTimeout(t *testing.T) {
+	t.Parallel()
+	commands := []struct {
+		method string
+		args   []string
+	}{
+		{"resources/list", []string{"resources", "list"}},
+		{"resources/templates/list", []string{"resources", "list", "--templates"}},
+		{"prompts/list", []string{"prompts", "list"}},
+		{"prompts/get", []string{"prompts", "get", "greet", `{"name":"Ada"}`}},
+		{"completion/complete", []string{"complete", "--prompt", "greet", "style", "a"}},
+	}
+	for _, c := range commands {
+		for _, how := range []string{"signal", "timeout"} {
+			t.Run(c.method+"/"+how, func(t *testing.T) {
+				t.Parallel()
+				rec := recordFile(t)
+				args := append(append([]string(nil), c.args...), "--stdio", server(rec, "-stall", c.method))
+				held := func(r mcptest.Record) bool { return r.Kind == mcptest.Received && r.Method == c.method }
+				var r result
+				if how == "timeout" {
+					// Room for a loaded machine to start the server, so that
+					// the request is what times out.
+					r = runAndon(t, append(args, "--timeout", "2s")...)
+					r.check(t, exitTimeout)
+				} else {
+					r = signalWhen(t, rec, held, os.Interrupt, args...)
+					r.check(t, exitSignal)
+				}
+				recs := readRecords(t, rec)
+				req := find(recs, held)
+				if req == nil {
+					t.Fatalf("the server received no %s; records:\n%s", c.method, dump(recs))
+				}
+				waitForRecord(t, rec, func(r mcptest.Record) bool {
+					return r.Kind == mcptest.Received && r.Method == "notifications/cancelled"
+				})
+				if n := cancelNotices(readRecords(t, rec), req.ID); n != 1 {
+					t.Errorf("%d notifications/cancelled naming %s %s, want 1; records:\n%s", n, c.method, req.ID, dump(readRecords(t, rec)))
+				}
+			})
+		}
+	}
+}
+
+// signalWhen starts andon with args, waits until the server (recording to
+// rec) has recorded what matches, sends sig, and waits for andon to exit.
+func signalWhen(t *testing.T, rec string, match func(mcptest.Record) bool, sig os.Signal, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*patience)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, andonBin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForRecord(t, rec, match)
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	return result{code: exitCode(t, cmd.Wait()), stdout: stdout.String(), stderr: stderr.String()}
 }
