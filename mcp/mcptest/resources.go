@@ -22,6 +22,10 @@ import (
 //   - mcptest://slow/{ms}: waits ms milliseconds, honouring cancellation
 //     (recording ReadStarted, then ReadCancelled or ReadFinished), then
 //     answers with a text.
+//   - mcptest://late/{ms}: waits ms milliseconds; cancelled first, it
+//     answers anyway ("late contents", recording ReadCancelled and
+//     LateReply), as a server that does not stop does.
+//   - mcptest://bad/blob: a blob that is not base64 (a malformed result).
 //   - mcptest://log/{level}: before answering, sends a log message of that
 //     level (notifications/message, logger "mcptest", data "a {level}
 //     message") unless logging/setLevel asked for a more severe level (on
@@ -135,6 +139,30 @@ func (c *serverConn) startRead(ctx context.Context, m *jsonrpc.Message, meta req
 			return
 		}
 		complete(text(strings.Repeat("x", n), "text/plain"))
+	case p.URI == "mcptest://bad/blob":
+		// A blob that is not base64: the client must refuse the result, not
+		// the connection.
+		c.writeBadBlob(out, m, modern)
+	case strings.HasPrefix(p.URI, "mcptest://late/"):
+		ms, err := strconv.Atoi(strings.TrimPrefix(p.URI, "mcptest://late/"))
+		if err != nil || ms < 0 {
+			c.notFound(m, p.URI, modern, out)
+			return
+		}
+		c.spawn(ctx, m, func(rctx context.Context, key string) {
+			c.s.rec.add(Record{Kind: ReadStarted, URI: p.URI, ID: key})
+			timer := time.NewTimer(time.Duration(ms) * time.Millisecond)
+			defer timer.Stop()
+			select {
+			case <-timer.C:
+				complete(text("late: never cancelled", "text/plain"))
+				return
+			case <-rctx.Done():
+			}
+			c.s.rec.add(Record{Kind: ReadCancelled, URI: p.URI, ID: key})
+			c.s.rec.add(Record{Kind: LateReply, URI: p.URI, ID: key})
+			complete(text("late contents", "text/plain")) // for a request already cancelled
+		})
 	case strings.HasPrefix(p.URI, "mcptest://slow/"):
 		ms, err := strconv.Atoi(strings.TrimPrefix(p.URI, "mcptest://slow/"))
 		if err != nil || ms < 0 {
@@ -161,6 +189,15 @@ func (c *serverConn) startRead(ctx context.Context, m *jsonrpc.Message, meta req
 	default:
 		c.notFound(m, p.URI, modern, out)
 	}
+}
+
+// writeBadBlob answers a read with a blob that is not base64.
+func (c *serverConn) writeBadBlob(out outbox, m *jsonrpc.Message, modern bool) {
+	res := map[string]any{"contents": []map[string]any{{"uri": "mcptest://bad/blob", "blob": "%%% not base64 %%%"}}}
+	if modern {
+		res["resultType"] = "complete"
+	}
+	reply(out, m.ID, res, nil)
 }
 
 // notFound answers a read of an unknown resource with the revision's error.
