@@ -319,3 +319,21 @@ func signalWhen(t *testing.T, rec string, match func(mcptest.Record) bool, sig o
 	}
 	return result{code: exitCode(t, cmd.Wait()), stdout: stdout.String(), stderr: stderr.String()}
 }
+
+// TestSurfaceHelp: each surface command and verb has -h, on stdout, exit 0.
+func TestSurfaceHelp(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"resources", "-h"}, {"resources", "list", "-h"}, {"resources", "read", "-h"},
+		{"prompts", "help"}, {"prompts", "list", "-h"}, {"prompts", "get", "-h"}, {"complete", "-h"},
+	} {
+		r := runAndon(t, args...)
+		r.check(t, exitOK)
+		if !strings.Contains(r.stdout, "usage: andon "+args[0]) || !strings.Contains(r.stdout, "Exit codes:") {
+			t.Errorf("andon %v: no usage and exit codes on stdout:\n%s", args, r.stdout)
+		}
+	}
+	if r := runAndon(t, "resources", "read", "-h"); !strings.Contains(r.stdout, "-max-size") || !strings.Contains(r.stdout, "-timeout") {
+		t.Errorf("resources read -h lacks --max-size or --timeout:\n%s", r.stdout)
+	}
+}
