@@ -65,7 +65,7 @@ func runResourcesList(ctx context.Context, e *env, args []string) int {
 			return writeJSON(e, "resource templates", list)
 		}
 		for _, rt := range list {
-			fmt.Fprintf(e.stdout, "%s\t%s\t%s\n", printable(rt.URITemplate), printable(cmpTitle(rt.Title, rt.Name)), printable(rt.Description))
+			fmt.Fprintf(e.stdout, "%s\t%s\t%s\n", printable(rt.URITemplate), printable(displayName(rt.Title, rt.Name)), printable(rt.Description))
 		}
 		return exitOK
 	}
@@ -80,13 +80,13 @@ func runResourcesList(ctx context.Context, e *env, args []string) int {
 		return writeJSON(e, "resources", list)
 	}
 	for _, r := range list {
-		fmt.Fprintf(e.stdout, "%s\t%s\t%s\n", printable(r.URI), printable(cmpTitle(r.Title, r.Name)), printable(r.Description))
+		fmt.Fprintf(e.stdout, "%s\t%s\t%s\n", printable(r.URI), printable(displayName(r.Title, r.Name)), printable(r.Description))
 	}
 	return exitOK
 }
 
-// cmpTitle is the name to show a person: the title if there is one.
-func cmpTitle(title, name string) string {
+// displayName is the name to show a person: the title if there is one.
+func displayName(title, name string) string {
 	if title != "" {
 		return title
 	}
