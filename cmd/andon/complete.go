@@ -75,7 +75,7 @@ func runComplete(ctx context.Context, e *env, args []string) int {
 		return sess.fail(ctx, e, "complete "+req.Argument, err)
 	}
 	if *asJSON {
-		return writeJSON(e, "completion", res)
+		return printResultJSON(e, "completion", res)
 	}
 	for _, v := range res.Values {
 		fmt.Fprintln(e.stdout, printable(v))

@@ -57,7 +57,7 @@ func runPromptsList(ctx context.Context, e *env, args []string) int {
 		list = append(list, p)
 	}
 	if *asJSON {
-		return writeJSON(e, "prompts", list)
+		return printResultJSON(e, "prompts", list)
 	}
 	for _, p := range list {
 		args := make([]string, len(p.Arguments))
@@ -114,7 +114,7 @@ func runPromptsGet(ctx context.Context, e *env, args []string) int {
 		return sess.fail(ctx, e, "get prompt "+name, err)
 	}
 	if *asJSON {
-		return writeJSON(e, "prompt", res)
+		return printResultJSON(e, "prompt", res)
 	}
 	for _, m := range res.Messages {
 		var text strings.Builder

@@ -62,7 +62,7 @@ func runResourcesList(ctx context.Context, e *env, args []string) int {
 			list = append(list, rt)
 		}
 		if *asJSON {
-			return writeJSON(e, "resource templates", list)
+			return printResultJSON(e, "resource templates", list)
 		}
 		for _, rt := range list {
 			fmt.Fprintf(e.stdout, "%s\t%s\t%s\n", printable(rt.URITemplate), printable(displayName(rt.Title, rt.Name)), printable(rt.Description))
@@ -77,7 +77,7 @@ func runResourcesList(ctx context.Context, e *env, args []string) int {
 		list = append(list, r)
 	}
 	if *asJSON {
-		return writeJSON(e, "resources", list)
+		return printResultJSON(e, "resources", list)
 	}
 	for _, r := range list {
 		fmt.Fprintf(e.stdout, "%s\t%s\t%s\n", printable(r.URI), printable(displayName(r.Title, r.Name)), printable(r.Description))
@@ -131,7 +131,7 @@ func runResourcesRead(ctx context.Context, e *env, args []string) int {
 		return sess.fail(ctx, e, "read "+uri, err)
 	}
 	if *asJSON {
-		return writeJSON(e, "resource", res)
+		return printResultJSON(e, "resource", res)
 	}
 	var b strings.Builder
 	for _, part := range res.Contents {

@@ -56,10 +56,10 @@ func runSubcommand(ctx context.Context, e *env, name, about string, subs []subco
 	return exitUsage
 }
 
-// writeJSON prints v as indented JSON, HTML left unescaped (a server's
+// printResultJSON prints v as indented JSON, HTML left unescaped (a server's
 // "<" stays "<"). A failure to write is reported as a transport failure, as
 // 'andon call --json' does.
-func writeJSON(e *env, what string, v any) int {
+func printResultJSON(e *env, what string, v any) int {
 	enc := json.NewEncoder(e.stdout)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
