@@ -77,8 +77,9 @@ type ClientOptions struct {
 	// log messages. Nil means discard them.
 	Logger *slog.Logger
 
-	// Roots are offered to the server (roots/list). Nil means the client
-	// does not declare the roots capability.
+	// Roots are offered to the server (roots/list); [Client.SetRoots]
+	// changes them and tells the server. Nil means the client does not
+	// declare the roots capability.
 	Roots []Root
 
 	// SamplingHandler answers sampling/createMessage; ElicitationHandler
@@ -94,8 +95,10 @@ type ClientOptions struct {
 
 	// OnResourceUpdated, if set, is told the URI of each
 	// notifications/resources/updated: a resource subscribed to with
-	// [Client.Subscribe] changed. OnListChanged, if set, is told "tools",
-	// "resources" or "prompts" for each notifications/{list}/list_changed.
+	// [Client.Subscribe] (on 2026-07-28, [Client.Listen]) changed.
+	// OnListChanged, if set, is told "tools", "resources" or "prompts" for
+	// each notifications/{list}/list_changed (on 2026-07-28 they come on a
+	// Listen stream only).
 	// Each call runs on a goroutine of its own (so it may call the client,
 	// to re-read or re-list), in no guaranteed order; Close waits for calls
 	// that are running.
@@ -134,6 +137,15 @@ type Client struct {
 	calls    map[int64]*call               // in flight, by request id
 	progress map[string]*call              // by progress token, as JSON
 	serving  map[string]context.CancelFunc // server requests being answered
+	// roots replaces opts.Roots once SetRoots has been called.
+	roots []Root
+	// hints are the cache hints of the last complete listings, by list.
+	hints map[string]CacheHint
+	// logLevel is the level SetLoggingLevel set on 2026-07-28, which every
+	// later request carries in its _meta.
+	logLevel atomic.Pointer[LoggingLevel]
+	// listen is the 2026-07-28 subscriptions/listen stream, if open.
+	listen listenState
 	// params holds each listed tool's x-mcp-header annotations
 	// (2026-07-28), by tool name.
 	params   map[string][]paramHeader
@@ -204,7 +216,9 @@ func newClient(opts *ClientOptions) *Client {
 	c.bgCtx, c.stopBackground = context.WithCancel(context.Background())
 	if opts != nil {
 		c.opts = *opts
-		c.opts.Roots = append([]Root(nil), opts.Roots...)
+		if opts.Roots != nil { // an empty list still declares roots
+			c.opts.Roots = append([]Root{}, opts.Roots...)
+		}
 	}
 	o := &c.opts
 	if o.ClientInfo.Name == "" {
@@ -377,6 +391,9 @@ func (c *Client) takeCall(id jsonrpc.ID) *call {
 }
 
 func (c *Client) receiveNotification(m *jsonrpc.Message) {
+	if c.receiveListenNotification(m.Method, m.Params) {
+		return
+	}
 	switch m.Method {
 	case "notifications/progress":
 		var p struct {
@@ -436,8 +453,9 @@ func (c *Client) receiveNotification(m *jsonrpc.Message) {
 	case "notifications/tasks/status", "notifications/tasks":
 		c.receiveTaskStatus(m.Params)
 	case "notifications/tools/list_changed", "notifications/resources/list_changed", "notifications/prompts/list_changed":
+		list := strings.TrimSuffix(strings.TrimPrefix(m.Method, "notifications/"), "/list_changed")
+		c.staleListing(list) // before the callback, which may list again
 		if f := c.opts.OnListChanged; f != nil {
-			list := strings.TrimSuffix(strings.TrimPrefix(m.Method, "notifications/"), "/list_changed")
 			c.goBackground(func() { f(list) })
 		}
 	default:

@@ -2,8 +2,8 @@ package mcp
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"slices"
 )
 
 // CompletionRef names what an argument being completed belongs to: a prompt
@@ -80,14 +80,38 @@ type completeContext struct {
 type LoggingLevel string
 
 // SetLoggingLevel asks the server to send log messages (notifications/message)
-// of level and above; they reach [ClientOptions].Logger. The method exists
-// only in handshake-era revisions; on 2026-07-28 SetLoggingLevel returns an
-// error matching [errors.ErrUnsupported] without sending anything.
+// of level and above; they reach [ClientOptions].Logger. On handshake-era
+// revisions it sends logging/setLevel, stopped as [Client.CallTool] is. On
+// 2026-07-28, which has no such method (a stateless server keeps no level),
+// it sends nothing: every later request carries level in its _meta
+// (io.modelcontextprotocol/logLevel), so that the server may log while it
+// serves that request — progress and log messages of a request travel with
+// it. An unknown level is an error there; a handshake-era server refuses
+// it itself.
 func (c *Client) SetLoggingLevel(ctx context.Context, level LoggingLevel, opts *CallOptions) error {
-	if !c.rev.ping { // logging/setLevel went with the handshake era, as ping did
-		return fmt.Errorf("mcp: logging/setLevel does not exist in revision %s: %w", c.rev.name, errors.ErrUnsupported)
+	if c.rev.metaEnvelope {
+		if !slices.Contains(loggingLevels, level) {
+			return fmt.Errorf("mcp: unknown logging level %q (want one of %v)", level, loggingLevels)
+		}
+		if ctx.Err() != nil {
+			return interruption("logging/setLevel", ctx)
+		}
+		c.logLevel.Store(&level)
+		return nil
 	}
 	return c.request(ctx, "logging/setLevel", &setLevelParams{Level: level}, opts, false, &resultKind{})
+}
+
+// loggingLevels are the protocol's log levels, least severe first.
+var loggingLevels = []LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// requestLogLevel is the _meta logLevel of a 2026-07-28 request: empty until
+// SetLoggingLevel.
+func (c *Client) requestLogLevel() LoggingLevel {
+	if l := c.logLevel.Load(); l != nil {
+		return *l
+	}
+	return ""
 }
 
 type setLevelParams struct {

@@ -1,7 +1,7 @@
 package mcp_test
 
 import (
-	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -71,12 +71,36 @@ func TestSetLoggingLevelAndServerLogMessages(t *testing.T) {
 			t.Errorf("a filtered message was logged: %q", l)
 		}
 	})
-	run(t, []mode{inproc2026, http2026}, func(t *testing.T, b *testBundle) {
-		if err := b.client.SetLoggingLevel(context.Background(), "debug", nil); !errors.Is(err, errors.ErrUnsupported) {
-			t.Fatalf("SetLoggingLevel on 2026-07-28 = %v, want ErrUnsupported", err)
+	// 2026-07-28 has no logging/setLevel: the level rides in each later
+	// request's _meta, and a request without it gets no log messages.
+	run(t, []mode{inproc2026, stdio2026, http2026}, func(t *testing.T, b *testBundle) {
+		ctx := testCtx(t)
+		if res, err := b.client.ReadResource(ctx, "mcptest://log/error", nil); err != nil || res.Contents[0].Text != "filtered" {
+			t.Fatalf("before SetLoggingLevel: ReadResource = %+v, %v; want filtered (no logLevel, no messages)", res, err)
+		}
+		if err := b.client.SetLoggingLevel(ctx, "warning", nil); err != nil {
+			t.Fatalf("SetLoggingLevel on 2026-07-28: %v", err)
 		}
 		if n := len(b.received("logging/setLevel")); n != 0 {
 			t.Errorf("server received %d logging/setLevel", n)
+		}
+		for uri, want := range map[string]string{"mcptest://log/info": "filtered", "mcptest://log/error": "logged"} {
+			res, err := b.client.ReadResource(ctx, uri, nil)
+			if err != nil || res.Contents[0].Text != want {
+				t.Fatalf("ReadResource(%s) = %+v, %v; want %s", uri, res, err, want)
+			}
+		}
+		reads := b.received("resources/read")
+		var meta map[string]json.RawMessage
+		json.Unmarshal(field(t, reads[len(reads)-1].Params, "_meta"), &meta)
+		if got := string(meta["io.modelcontextprotocol/logLevel"]); got != `"warning"` {
+			t.Errorf("_meta logLevel = %s, want \"warning\"", got)
+		}
+		if lines := b.logs.lines("mcp: server log", "a error message"); len(lines) != 1 {
+			t.Errorf("logged server messages:\n%s", b.logs.String())
+		}
+		if err := b.client.SetLoggingLevel(ctx, "loud", nil); err == nil {
+			t.Error("SetLoggingLevel accepted an unknown level")
 		}
 	})
 }

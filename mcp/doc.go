@@ -54,7 +54,12 @@
 // tools/call is. Listings are iterators that fetch a page as the caller
 // ranges. Server notifications reach [ClientOptions].OnResourceUpdated and
 // OnListChanged; server log messages reach the Logger with the server's
-// name and level.
+// name and level. [Client.SetRoots] changes the roots offered to the server
+// and tells it (notifications/roots/list_changed, handshake era). On
+// 2026-07-28 a listing's ttlMs and cacheScope are the listing's
+// [CacheHint] ([Client.ListCacheHint]), and change notifications come on a
+// subscriptions/listen stream that [Client.Listen] holds open — stopped,
+// like any request, by its context.
 //
 // # Tasks
 //

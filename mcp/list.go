@@ -17,6 +17,7 @@ func pages[T any](c *Client, ctx context.Context, method, key string, opts *Call
 		var zero T
 		cursor := ""
 		seen := map[string]bool{}
+		var hint listingHint
 		for page := 0; ; page++ {
 			if page == c.opts.MaxPages {
 				yield(zero, fmt.Errorf("mcp: %s: more than %d pages", method, c.opts.MaxPages))
@@ -27,6 +28,7 @@ func pages[T any](c *Client, ctx context.Context, method, key string, opts *Call
 				yield(zero, err)
 				return
 			}
+			hint.add(decodePageHint(res.Items))
 			var items []T
 			if raw := res.Items[key]; len(raw) > 0 {
 				if err := json.Unmarshal(raw, &items); err != nil {
@@ -40,6 +42,7 @@ func pages[T any](c *Client, ctx context.Context, method, key string, opts *Call
 				}
 			}
 			if res.NextCursor == "" {
+				c.finishListing(key, &hint)
 				return
 			}
 			if seen[res.NextCursor] {

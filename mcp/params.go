@@ -29,6 +29,9 @@ type requestMeta struct {
 	ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities,omitempty"`
 	ClientInfo         *Implementation `json:"io.modelcontextprotocol/clientInfo,omitempty"`
 	ProgressToken      string          `json:"progressToken,omitempty"`
+	// LogLevel asks a 2026-07-28 server for log messages of this level and
+	// above (SetLoggingLevel); without it the server sends none.
+	LogLevel LoggingLevel `json:"io.modelcontextprotocol/logLevel,omitempty"`
 }
 
 // requestMeta returns the _meta for a request: the per-request envelope on
@@ -45,6 +48,7 @@ func (c *Client) requestMeta(progressToken string) *requestMeta {
 		ClientCapabilities: c.modernCaps,
 		ClientInfo:         &c.opts.ClientInfo,
 		ProgressToken:      progressToken,
+		LogLevel:           c.requestLogLevel(),
 	}
 }
 
@@ -53,7 +57,8 @@ func (c *Client) requestMeta(progressToken string) *requestMeta {
 func (c *Client) capabilities() json.RawMessage {
 	caps := map[string]any{}
 	if c.opts.Roots != nil {
-		caps["roots"] = map[string]any{}
+		// listChanged: SetRoots sends notifications/roots/list_changed.
+		caps["roots"] = map[string]any{"listChanged": true}
 	}
 	if c.opts.SamplingHandler != nil {
 		caps["sampling"] = map[string]any{}

@@ -10,7 +10,8 @@ import (
 
 // ErrResourceNotFound reports a resources/read of a URI the server does not
 // have. The server's answer is in the error too, as an [*RPCError]: -32002
-// up to 2025-11-25, -32602 (invalid params) on 2026-07-28.
+// up to 2025-11-25, -32602 (invalid params) on 2026-07-28 — and on older
+// revisions too when its data names the URI, as go-sdk servers answer.
 var ErrResourceNotFound = errors.New("mcp: resource not found")
 
 // ErrResourceTooLarge reports a resources/read whose contents exceed
@@ -91,7 +92,7 @@ func (c *Client) ReadResource(ctx context.Context, uri string, opts *CallOptions
 	err := c.request(ctx, "resources/read", &readResourceParams{URI: uri}, opts, false, &res)
 	if err != nil {
 		var rpc *RPCError
-		if errors.As(err, &rpc) && (rpc.Code == codeResourceNotFound || rpc.Code == CodeInvalidParams && c.rev.mrtr) {
+		if errors.As(err, &rpc) && (rpc.Code == codeResourceNotFound || rpc.Code == CodeInvalidParams && (c.rev.mrtr || namesURI(rpc.Data, uri))) {
 			return nil, fmt.Errorf("%w: %s: %w", ErrResourceNotFound, uri, err)
 		}
 		return nil, err
@@ -111,6 +112,17 @@ func (c *Client) ReadResource(ctx context.Context, uri string, opts *CallOptions
 	return &res.ReadResourceResult, nil
 }
 
+// namesURI reports whether an error's data is {"uri": uri}: how a server
+// that already sends 2026-07-28's invalid-params code for an unknown
+// resource on older revisions (go-sdk since v1.7.0) says which resource it
+// could not find. A bare invalid-params error stays what it is.
+func namesURI(data json.RawMessage, uri string) bool {
+	var d struct {
+		URI string `json:"uri"`
+	}
+	return json.Unmarshal(data, &d) == nil && d.URI == uri
+}
+
 type readResourceParams struct {
 	paramsBase
 	URI string `json:"uri"`
@@ -119,8 +131,9 @@ type readResourceParams struct {
 // Subscribe asks the server to tell the client when the resource uri
 // changes; each change reaches [ClientOptions].OnResourceUpdated. It exists
 // in handshake-era revisions; on 2026-07-28 (where subscriptions go through
-// subscriptions/listen, which this client does not speak yet) it returns an
-// error matching [errors.ErrUnsupported] without sending anything.
+// subscriptions/listen: see [Client.Listen] and
+// SubscriptionFilter.ResourceSubscriptions) it returns an error matching
+// [errors.ErrUnsupported] without sending anything.
 func (c *Client) Subscribe(ctx context.Context, uri string, opts *CallOptions) error {
 	return c.subscription(ctx, "resources/subscribe", uri, opts)
 }

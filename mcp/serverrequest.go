@@ -20,7 +20,7 @@ func (c *Client) handler(method string) RequestHandler {
 			return nil
 		}
 		return func(context.Context, json.RawMessage) (any, error) {
-			return map[string]any{"roots": c.opts.Roots}, nil
+			return map[string]any{"roots": c.currentRoots()}, nil
 		}
 	case "sampling/createMessage":
 		return c.opts.SamplingHandler

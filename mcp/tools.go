@@ -13,12 +13,14 @@ func (c *Client) ListTools(ctx context.Context, opts *CallOptions) ([]Tool, erro
 	var tools []Tool
 	cursor := ""
 	seen := map[string]bool{}
+	var hint listingHint
 	for page := 0; ; page++ {
 		if page == c.opts.MaxPages {
 			return nil, fmt.Errorf("mcp: tools/list: more than %d pages", c.opts.MaxPages)
 		}
 		var res struct {
 			resultKind
+			pageHint
 			Tools      []Tool `json:"tools"`
 			NextCursor string `json:"nextCursor"`
 		}
@@ -26,8 +28,10 @@ func (c *Client) ListTools(ctx context.Context, opts *CallOptions) ([]Tool, erro
 			return nil, err
 		}
 		c.noteTaskSupport(res.Tools)
+		hint.add(res.pageHint)
 		tools = append(tools, c.admitTools(res.Tools)...)
 		if res.NextCursor == "" {
+			c.finishListing("tools", &hint)
 			return tools, nil
 		}
 		if seen[res.NextCursor] {

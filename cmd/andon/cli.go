@@ -136,6 +136,10 @@ type serverFlags struct {
 	timeout  time.Duration
 	verbose  bool
 
+	// maxResourceSize is ClientOptions.MaxResourceSize, for the commands
+	// that read resources (zero: no cap of its own).
+	maxResourceSize int
+
 	target target // set by check
 }
 
@@ -212,8 +216,9 @@ func (f *serverFlags) connect(ctx context.Context, e *env, logOut io.Writer) (*s
 	opts := &mcp.ClientOptions{
 		ProtocolVersion: f.protocol,
 		// Every request is bounded by the budget in ctx, and only by it.
-		RequestTimeout: -1,
-		Logger:         logger,
+		RequestTimeout:  -1,
+		Logger:          logger,
+		MaxResourceSize: f.maxResourceSize,
 	}
 	if f.timeout > 0 {
 		opts.ConnectTimeout = -1 // the budget is the bound

@@ -13,6 +13,8 @@
 //	andon tools --stdio "COMMAND ARGS…"              list a server's tools
 //	andon call  --stdio "COMMAND ARGS…" TOOL [ARGS]  call one tool
 //	andon call  --url URL [--header 'K: V'] TOOL [ARGS]
+//	andon resources list|read, andon prompts list|get, andon complete
+//	                                                 the rest of a server's surface
 //	andon mcptest serve [-http ADDR]                 run the test server
 //
 // Ctrl-C during a call cancels it on the wire (notifications/cancelled, or
@@ -66,6 +68,9 @@ func commands() []command {
 		{"call", "call one tool on an MCP server and print the result", runCall},
 		{"tools", "list the tools an MCP server offers", runTools},
 		{"tasks", "get, list, follow or cancel an MCP server's tasks (list|get|follow|cancel)", runTasks},
+		{"resources", "list or read an MCP server's resources", runResources},
+		{"prompts", "list or get an MCP server's prompts", runPrompts},
+		{"complete", "complete a prompt's or resource template's argument", runComplete},
 		{"mcptest", "run the scriptable MCP test server (mcptest serve)", runMCPTest},
 		{"migrate", "create or update the database schema", runMigrate},
 		{"secret", "manage the secrets egress injects (set, list, rm, rotate-key)", runSecret},
@@ -110,7 +115,7 @@ usage: andon COMMAND [flags] [arguments]
 Commands:
 `)
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(w, `
 Run 'andon COMMAND -h' for a command's flags.

@@ -6,7 +6,9 @@
 // real subprocess, and over HTTP in every generation each peer serves
 // (go-sdk's stateless and stateful Streamable HTTP handlers and its SSE
 // handler; mcp-go's Streamable HTTP and SSE servers), on httptest servers
-// on 127.0.0.1. They also run the go-sdk client against andon's mcptest
+// on 127.0.0.1, and against @modelcontextprotocol/server-everything over
+// stdio (internal/nodepeer installs it; without node the tests skip). They
+// also run the go-sdk client against andon's mcptest
 // server, to show that each side speaks the protocol as the other
 // understands it. Its benchmarks compare andon's client with go-sdk's and
 // mcp-go's on the same server; docs/benchmarks.md has the numbers.

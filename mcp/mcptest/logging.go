@@ -28,8 +28,12 @@ func (c *serverConn) setLevel(m *jsonrpc.Message, out outbox) {
 }
 
 // logs reports whether a message of level passes the connection's level
-// (every message does until logging/setLevel says otherwise).
-func (c *serverConn) logs(level string) bool {
+// (every message does until logging/setLevel says otherwise) or, on
+// 2026-07-28, the level the request's _meta asks for (none without it).
+func (c *serverConn) logs(level string, meta requestMeta, modern bool) bool {
+	if modern {
+		return meta.LogLevel != "" && slices.Index(logLevels, level) >= slices.Index(logLevels, meta.LogLevel)
+	}
 	c.mu.Lock()
 	min := c.logLevel
 	c.mu.Unlock()

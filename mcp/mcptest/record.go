@@ -23,7 +23,8 @@ const (
 	ToolCancelled = "tool_cancelled"
 	// ToolFinished: a tool handler completed and its response was written.
 	ToolFinished = "tool_finished"
-	// LateReply: the late tool answered a request after it was cancelled.
+	// LateReply: the late tool (Tool) or the mcptest://late resource (URI)
+	// answered a request after it was cancelled.
 	LateReply = "late_reply"
 	// ReadStarted, ReadCancelled, ReadFinished: a slow resources/read (URI,
 	// ID) began, saw its request cancelled and stopped (Reason is the

@@ -22,17 +22,27 @@ import (
 //   - mcptest://slow/{ms}: waits ms milliseconds, honouring cancellation
 //     (recording ReadStarted, then ReadCancelled or ReadFinished), then
 //     answers with a text.
+//   - mcptest://late/{ms}: waits ms milliseconds; cancelled first, it
+//     answers anyway ("late contents", recording ReadCancelled and
+//     LateReply), as a server that does not stop does.
+//   - mcptest://bad/blob: a blob that is not base64 (a malformed result).
 //   - mcptest://log/{level}: before answering, sends a log message of that
 //     level (notifications/message, logger "mcptest", data "a {level}
-//     message") unless logging/setLevel asked for a more severe level; its
-//     text says "logged" or "filtered".
+//     message") unless logging/setLevel asked for a more severe level (on
+//     2026-07-28: unless the request's _meta logLevel is missing or more
+//     severe); its text says "logged" or "filtered".
 //
 //   - mcptest://touch: "changes" every resource the connection subscribed
 //     to: sends notifications/resources/updated for each (before its
-//     answer, which says how many).
+//     answer, which says how many). On 2026-07-28 it sends them on every
+//     open subscriptions/listen stream, for the resources each subscribed
+//     to.
 //   - mcptest://change/{tools|resources|prompts}: sends
-//     notifications/{list}/list_changed before answering (handshake era
-//     only; on 2026-07-28 it answers "not sent").
+//     notifications/{list}/list_changed before answering; on 2026-07-28 on
+//     every listen stream that asked for that list ("sent to N").
+//   - mcptest://unlisten/{result|cancel} (2026-07-28): ends every listen
+//     stream, with the listen's result or with notifications/cancelled
+//     naming it ("ended N").
 //
 // resources/subscribe (handshake era) to any URI sends one
 // notifications/resources/updated for it at once, then confirms; touch
@@ -58,7 +68,7 @@ var resourceTemplates = []map[string]any{
 // helloText is the text of mcptest://static/hello.
 const helloText = "hello from mcptest"
 
-func (c *serverConn) startRead(ctx context.Context, m *jsonrpc.Message, modern bool, out outbox) {
+func (c *serverConn) startRead(ctx context.Context, m *jsonrpc.Message, meta requestMeta, modern bool, out outbox) {
 	var p struct {
 		URI string `json:"uri"`
 	}
@@ -85,6 +95,10 @@ func (c *serverConn) startRead(ctx context.Context, m *jsonrpc.Message, modern b
 		}
 		// encoding/json writes a []byte as base64, as the protocol's blob is.
 		complete(map[string]any{"uri": p.URI, "mimeType": "application/octet-stream", "blob": b})
+	case p.URI == "mcptest://touch" && modern:
+		complete(text(fmt.Sprintf("%d updates", c.s.touchSubscribed()), "text/plain"))
+	case p.URI == "mcptest://unlisten/result" || p.URI == "mcptest://unlisten/cancel":
+		complete(text(fmt.Sprintf("ended %d", c.s.endListeners(strings.TrimPrefix(p.URI, "mcptest://unlisten/"))), "text/plain"))
 	case p.URI == "mcptest://touch":
 		c.mu.Lock()
 		uris := slices.Sorted(maps.Keys(c.subs))
@@ -100,7 +114,7 @@ func (c *serverConn) startRead(ctx context.Context, m *jsonrpc.Message, modern b
 			return
 		}
 		if modern {
-			complete(text("not sent", "text/plain"))
+			complete(text(fmt.Sprintf("sent to %d", c.s.announceListChanged(list)), "text/plain"))
 			return
 		}
 		out.write(&jsonrpc.Message{Method: "notifications/" + list + "/list_changed"})
@@ -111,7 +125,7 @@ func (c *serverConn) startRead(ctx context.Context, m *jsonrpc.Message, modern b
 			c.notFound(m, p.URI, modern, out)
 			return
 		}
-		if !c.logs(level) {
+		if !c.logs(level, meta, modern) {
 			complete(text("filtered", "text/plain"))
 			return
 		}
@@ -125,6 +139,30 @@ func (c *serverConn) startRead(ctx context.Context, m *jsonrpc.Message, modern b
 			return
 		}
 		complete(text(strings.Repeat("x", n), "text/plain"))
+	case p.URI == "mcptest://bad/blob":
+		// A blob that is not base64: the client must refuse the result, not
+		// the connection.
+		c.writeBadBlob(out, m, modern)
+	case strings.HasPrefix(p.URI, "mcptest://late/"):
+		ms, err := strconv.Atoi(strings.TrimPrefix(p.URI, "mcptest://late/"))
+		if err != nil || ms < 0 {
+			c.notFound(m, p.URI, modern, out)
+			return
+		}
+		c.spawn(ctx, m, func(rctx context.Context, key string) {
+			c.s.rec.add(Record{Kind: ReadStarted, URI: p.URI, ID: key})
+			timer := time.NewTimer(time.Duration(ms) * time.Millisecond)
+			defer timer.Stop()
+			select {
+			case <-timer.C:
+				complete(text("late: never cancelled", "text/plain"))
+				return
+			case <-rctx.Done():
+			}
+			c.s.rec.add(Record{Kind: ReadCancelled, URI: p.URI, ID: key})
+			c.s.rec.add(Record{Kind: LateReply, URI: p.URI, ID: key})
+			complete(text("late contents", "text/plain")) // for a request already cancelled
+		})
 	case strings.HasPrefix(p.URI, "mcptest://slow/"):
 		ms, err := strconv.Atoi(strings.TrimPrefix(p.URI, "mcptest://slow/"))
 		if err != nil || ms < 0 {
@@ -151,6 +189,15 @@ func (c *serverConn) startRead(ctx context.Context, m *jsonrpc.Message, modern b
 	default:
 		c.notFound(m, p.URI, modern, out)
 	}
+}
+
+// writeBadBlob answers a read with a blob that is not base64.
+func (c *serverConn) writeBadBlob(out outbox, m *jsonrpc.Message, modern bool) {
+	res := map[string]any{"contents": []map[string]any{{"uri": "mcptest://bad/blob", "blob": "%%% not base64 %%%"}}}
+	if modern {
+		res["resultType"] = "complete"
+	}
+	reply(out, m.ID, res, nil)
 }
 
 // notFound answers a read of an unknown resource with the revision's error.

@@ -19,10 +19,16 @@
 //     result for the cancelled request anyway (recording LateReply).
 //   - fail {message}: a result with isError set.
 //   - big {bytes=1048576}: a text result of the given size.
-//   - ask {first_ms, then_ms}: asks the client for its roots (a roots/list
-//     request on handshake-era revisions, an input_required result on
-//     2026-07-28, after first_ms), then answers (after then_ms on
-//     2026-07-28, honouring cancellation).
+//   - ask {what, message, first_ms, then_ms}: asks the client for its
+//     roots (a roots/list request on handshake-era revisions, an
+//     input_required result on 2026-07-28, after first_ms), then answers
+//     "roots: {…}" (after then_ms on 2026-07-28, honouring cancellation).
+//     With what "elicitation" it asks the client's user for a name instead
+//     (elicitation/create, form mode, message as the question) and answers
+//     "elicitation: {the client's answer}"; with what "sampling" it asks
+//     the client's model for a message (sampling/createMessage, message as
+//     the prompt) and answers "sampling: …". A call cancelled while the
+//     client answers cancels the question (notifications/cancelled).
 //   - crash: the connection ends mid-call (the executable exits with status 3).
 //   - garbage: writes a line that is not JSON, then answers.
 //   - split: writes its answer in two pieces, 20ms apart.
@@ -42,6 +48,7 @@
 package mcptest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -89,6 +96,11 @@ type Options struct {
 	// 2025-11-25 capabilities.tasks, on 2026-07-28 the
 	// io.modelcontextprotocol/tasks extension.
 	Tasks bool
+	// ListTTL and ListCacheScope are the ttlMs and cacheScope of every
+	// 2026-07-28 listing (tools, resources, templates, prompts). Zero and
+	// empty mean 0 (not reusable) and "private".
+	ListTTL        time.Duration
+	ListCacheScope string
 }
 
 // Server is a scriptable MCP server. One Server may serve many connections;
@@ -103,6 +115,7 @@ type Server struct {
 	discovered   bool // a server/discover was answered or refused
 	conns        map[*serverConn]bool
 	httpSessions map[*httpSession]bool
+	listeners    map[*listener]bool // 2026-07-28 subscriptions/listen streams open now
 	wg           sync.WaitGroup
 	tools        sync.WaitGroup // every tool handler, of every connection
 	closing      bool
@@ -337,6 +350,9 @@ type requestMeta struct {
 	ProtocolVersion    string          `json:"io.modelcontextprotocol/protocolVersion"`
 	ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
 	ProgressToken      json.RawMessage `json:"progressToken"`
+	// LogLevel is the level a 2026-07-28 request asks log messages at;
+	// without it the server sends it none.
+	LogLevel string `json:"io.modelcontextprotocol/logLevel"`
 }
 
 type baseParams struct {
@@ -430,7 +446,7 @@ func (c *serverConn) serveRequest(ctx context.Context, m *jsonrpc.Message, out o
 	case "resources/templates/list":
 		listPage(c, m, "resourceTemplates", resourceTemplates, modern, out)
 	case "resources/read":
-		c.startRead(ctx, m, modern, out)
+		c.startRead(ctx, m, base.Meta, modern, out)
 	case "prompts/list":
 		listPage(c, m, "prompts", promptList, modern, out)
 	case "prompts/get":
@@ -443,6 +459,12 @@ func (c *serverConn) serveRequest(ctx context.Context, m *jsonrpc.Message, out o
 		c.subscribe(m, out)
 	case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "tasks/update":
 		c.serveTaskMethod(ctx, m, base, modern, out)
+	case "subscriptions/listen":
+		if !modern {
+			reply(out, m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: subscriptions/listen"})
+			return
+		}
+		c.listen(ctx, m, out)
 	case "completion/complete":
 		c.complete(m, modern, out)
 	case "logging/setLevel":
@@ -458,11 +480,15 @@ func (c *serverConn) serveRequest(ctx context.Context, m *jsonrpc.Message, out o
 
 var serverInfo = map[string]string{"name": "mcptest", "version": "1"}
 
-// capabilities are what the server declares: on 2026-07-28 no
-// subscriptions or list-changed notifications (they need
-// subscriptions/listen, which mcptest does not serve) and no logging
-// (logging/setLevel is gone).
-var capabilities = map[string]any{"tools": map[string]any{}, "resources": map[string]any{}, "prompts": map[string]any{}, "completions": map[string]any{}}
+// capabilities are what the server declares on 2026-07-28: list changes
+// and resource updates travel on subscriptions/listen streams; no logging
+// capability (logging/setLevel is gone; a request asks in its _meta).
+var capabilities = map[string]any{
+	"tools":       map[string]any{"listChanged": true},
+	"resources":   map[string]any{"subscribe": true, "listChanged": true},
+	"prompts":     map[string]any{"listChanged": true},
+	"completions": map[string]any{},
+}
 
 // handshakeCapabilities are what the server declares to a handshake-era
 // client.
@@ -514,8 +540,8 @@ func listPage[T any](c *serverConn, m *jsonrpc.Message, key string, items []T, m
 	}
 	if modern {
 		res["resultType"] = "complete"
-		res["ttlMs"] = 0
-		res["cacheScope"] = "private"
+		res["ttlMs"] = c.s.opts.ListTTL.Milliseconds()
+		res["cacheScope"] = cmp.Or(c.s.opts.ListCacheScope, "private")
 	}
 	reply(out, m.ID, res, nil)
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -143,7 +144,11 @@ func TestMain_ServesHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	go io.Copy(io.Discard, pr)
-	c, err := mcp.Connect(ctx, mcp.HTTP(strings.TrimSpace(url), nil), nil)
+	// A transport of its own, whose idle connections are closed before
+	// goleak looks: http.DefaultClient's would outlive the test.
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	c, err := mcp.Connect(ctx, mcp.HTTP(strings.TrimSpace(url), &http.Client{Transport: tr}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -39,7 +38,8 @@ func allTools() []map[string]any {
 		{"name": "late", "description": "Answers after it is cancelled.", "inputSchema": obj(`"ms":{"type":"integer"}`)},
 		{"name": "fail", "description": "Fails with isError.", "inputSchema": obj(`"message":{"type":"string"}`)},
 		{"name": "big", "description": "Returns a large text.", "inputSchema": obj(`"bytes":{"type":"integer"}`)},
-		{"name": "ask", "description": "Asks the client for its roots.", "inputSchema": obj(`"first_ms":{"type":"integer"},"then_ms":{"type":"integer"}`)},
+		{"name": "ask", "description": "Asks the client for its roots, or (what) its user for a name (elicitation) or its model for a message (sampling).",
+			"inputSchema": obj(`"what":{"type":"string","enum":["roots","elicitation","sampling"]},"message":{"type":"string"},"first_ms":{"type":"integer"},"then_ms":{"type":"integer"}`)},
 		{"name": "crash", "description": "Ends the connection mid-call.", "inputSchema": obj(``)},
 		{"name": "garbage", "description": "Writes a non-JSON line, then answers.", "inputSchema": obj(``)},
 		{"name": "split", "description": "Writes its answer in two pieces.", "inputSchema": obj(``)},
@@ -66,6 +66,7 @@ type toolArgs struct {
 	Region     string `json:"region"`
 	Shard      *int   `json:"shard"`
 	ThenMS     *int   `json:"then_ms"`
+	What       string `json:"what"`
 }
 
 func intOr(p *int, def int) int {
@@ -231,7 +232,14 @@ func (t *toolCall) run() {
 	case "big":
 		t.finish(t.text(strings.Repeat("x", intOr(a.Bytes, 1<<20))))
 	case "ask":
-		t.ask(time.Duration(intOr(a.FirstMS, 0))*time.Millisecond, time.Duration(intOr(a.ThenMS, 0))*time.Millisecond)
+		q := rootsQuestion
+		switch a.What {
+		case "elicitation":
+			q = elicitQuestion(cmpOr(a.Message, "What is your name?"))
+		case "sampling":
+			q = sampleQuestion(cmpOr(a.Message, "Say hello."))
+		}
+		t.askClient(q, time.Duration(intOr(a.FirstMS, 0))*time.Millisecond, time.Duration(intOr(a.ThenMS, 0))*time.Millisecond)
 	case "crash":
 		if a, ok := t.out.(aborter); ok {
 			a.abort()
@@ -261,59 +269,6 @@ func (t *toolCall) run() {
 			fmt.Fprintf(t.c.s.opts.Stderr, "mcptest: stderr noise line %d\n", i+1)
 		}
 		t.finish(t.text("wrote to stderr"))
-	}
-}
-
-// ask gets the client's roots: by a server→client request on handshake-era
-// revisions, by an input_required round trip on 2026-07-28.
-func (t *toolCall) ask(first, then time.Duration) {
-	if t.modern {
-		if roots, ok := t.base.InputResponses["roots"]; ok {
-			if !t.sleep(then) {
-				t.cancelled()
-				return
-			}
-			if t.base.RequestState != askState {
-				res := t.text("requestState was not echoed")
-				res["isError"] = true
-				t.finish(res)
-				return
-			}
-			t.finish(t.text("roots: " + string(roots)))
-			return
-		}
-		if !t.sleep(first) {
-			t.cancelled()
-			return
-		}
-		t.finish(map[string]any{
-			"resultType":    "input_required",
-			"inputRequests": map[string]any{"roots": map[string]any{"method": "roots/list"}},
-			"requestState":  askState,
-		})
-		return
-	}
-	ch := make(chan *jsonrpc.Message, 1)
-	t.c.mu.Lock()
-	t.c.nextID++
-	id := jsonrpc.String("mcptest-" + strconv.Itoa(t.c.nextID))
-	if t.c.pending == nil {
-		t.c.pending = map[string]chan *jsonrpc.Message{}
-	}
-	t.c.pending[idKey(id)] = ch
-	t.c.mu.Unlock()
-	t.out.write(&jsonrpc.Message{ID: id, Method: "roots/list", Params: json.RawMessage(`{}`)})
-	select {
-	case resp := <-ch:
-		if resp.Error != nil {
-			res := t.text("roots/list failed: " + resp.Error.Message)
-			res["isError"] = true
-			t.finish(res)
-			return
-		}
-		t.finish(t.text("roots: " + string(resp.Result)))
-	case <-t.ctx.Done():
-		t.cancelled()
 	}
 }
 

@@ -190,8 +190,53 @@ func playStandardHeaders(ctx context.Context, e *env) error {
 	if len(tools) == 0 {
 		return errors.New("the server offers no tools")
 	}
-	_, err = e.callTool(ctx, c, tools[0].Name, map[string]any{})
-	return err
+	if _, err := e.callTool(ctx, c, tools[0].Name, map[string]any{}); err != nil {
+		return err
+	}
+	return readEveryResourceAndPrompt(ctx, c)
+}
+
+// readEveryResourceAndPrompt lists the server's resources and prompts and
+// reads or gets each one, so that the server sees Mcp-Method on both
+// listings and Mcp-Name on every resources/read (URIs with escapes and
+// query strings among them) and prompts/get.
+func readEveryResourceAndPrompt(ctx context.Context, c *mcp.Client) error {
+	var uris []string
+	for r, err := range c.ListResources(ctx, nil) {
+		if err != nil {
+			return fmt.Errorf("resources/list: %w", err)
+		}
+		uris = append(uris, r.URI)
+	}
+	for _, uri := range uris {
+		if _, err := c.ReadResource(ctx, uri, nil); err != nil {
+			return fmt.Errorf("resources/read %s: %w", uri, err)
+		}
+	}
+	var prompts []mcp.Prompt
+	for p, err := range c.ListPrompts(ctx, nil) {
+		if err != nil {
+			return fmt.Errorf("prompts/list: %w", err)
+		}
+		prompts = append(prompts, p)
+	}
+	for _, p := range prompts {
+		// A required argument gets a placeholder: the scenario checks the
+		// headers, not what the prompt renders.
+		var args map[string]string
+		for _, a := range p.Arguments {
+			if a.Required {
+				if args == nil {
+					args = map[string]string{}
+				}
+				args[a.Name] = "conformance"
+			}
+		}
+		if _, err := c.GetPrompt(ctx, p.Name, args, nil); err != nil {
+			return fmt.Errorf("prompts/get %s: %w", p.Name, err)
+		}
+	}
+	return nil
 }
 
 // playCustomHeaders lists the tools (whose inputSchema marks parameters
