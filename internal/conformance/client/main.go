@@ -12,10 +12,12 @@
 // the wire and the runner scores it. The program's own exit status only
 // says whether it could play its part.
 //
-// It does nothing the mcp package does not do for any caller: a scenario
-// that checks a feature the package lacks (OAuth, SEP-2243 custom headers,
-// the skills extension) is played as a plain client would play it, and
-// fails; scripts/conformance-baseline.yml lists those failures and why.
+// It does nothing the mcp package (and its OAuth client, mcp/oauth) does
+// not do for any caller: a scenario that checks a feature the packages
+// lack (SEP-2243 custom headers, the skills extension, DPoP) is played as
+// a plain client would play it, and fails; scripts/conformance-baseline.yml
+// lists those failures and why. For the auth/ scenarios it plays the user
+// too: it follows the authorization server's redirect itself (see auth.go).
 //
 // Exit status: 0 the scenario ran, 1 it failed (the error is on stderr),
 // 2 usage error (no URL, no or unknown scenario, malformed context).
@@ -28,6 +30,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"slices"
@@ -97,7 +100,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	logger.Info("running scenario", "scenario", name, "url", serverURL, "spec_version", getenv(envProtocol))
 	ctx, cancel := context.WithTimeout(ctx, scenarioTimeout)
 	defer cancel()
-	e := &env{url: serverURL, context: sc, logger: logger}
+	e := &env{url: serverURL, scenario: name, context: sc, logger: logger}
 	if err := play(ctx, e); err != nil {
 		fmt.Fprintf(stderr, "%s: scenario %q failed: %v\n", programName, name, err)
 		return exitFailed
@@ -123,21 +126,27 @@ func parseContext(s string) (map[string]any, error) {
 
 // env is what a scenario is given.
 type env struct {
-	url     string
-	context map[string]any
-	logger  *slog.Logger
+	url      string
+	scenario string
+	context  map[string]any
+	logger   *slog.Logger
 }
 
 // connect opens an andon client to the scenario's server over HTTP, with
 // opts (nil for none) completed by the program's name and logger.
 func (e *env) connect(ctx context.Context, opts *mcp.ClientOptions) (*mcp.Client, error) {
+	return e.connectWith(ctx, nil, opts)
+}
+
+// connectWith is connect with the HTTP client hc (nil for the default).
+func (e *env) connectWith(ctx context.Context, hc *http.Client, opts *mcp.ClientOptions) (*mcp.Client, error) {
 	var o mcp.ClientOptions
 	if opts != nil {
 		o = *opts
 	}
 	o.ClientInfo = mcp.Implementation{Name: programName, Version: "1.0.0"}
 	o.Logger = e.logger
-	c, err := mcp.Connect(ctx, mcp.HTTP(e.url, nil), &o)
+	c, err := mcp.Connect(ctx, mcp.HTTP(e.url, hc), &o)
 	if err != nil {
 		return nil, err
 	}

@@ -268,27 +268,6 @@ func playSchemaPreservation(ctx context.Context, e *env) error {
 // would: it has no skills extension, so it never lists or reads skills.
 func playWithoutSkills(ctx context.Context, e *env) error { return playInitialize(ctx, e) }
 
-// errNoOAuth is why every auth/ scenario fails.
-var errNoOAuth = errors.New("andon's mcp client has no OAuth support (no authorization-code, client-credentials or token-refresh flow); it can only send a static Authorization header")
-
-// playAuth plays an OAuth scenario as andon would meet such a server:
-// connect, list the tools and call test-tool. The server demands a token
-// (HTTP 401 with WWW-Authenticate), which andon cannot obtain.
-func playAuth(ctx context.Context, e *env) error {
-	c, err := e.connect(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("%w: %w", errNoOAuth, err)
-	}
-	defer c.Close()
-	if _, err := c.ListTools(ctx, nil); err != nil {
-		return fmt.Errorf("%w: tools/list: %w", errNoOAuth, err)
-	}
-	if _, err := e.callTool(ctx, c, "test-tool", map[string]any{}); err != nil {
-		return fmt.Errorf("%w: %w", errNoOAuth, err)
-	}
-	return nil
-}
-
 // toolCall is one entry of the context's toolCalls.
 type toolCall struct {
 	Name      string
