@@ -37,10 +37,10 @@ func tokenLegFrom(ctx context.Context) (TokenLeg, bool) {
 // knownGrants are the grant types an oauth_token row names; any other is
 // "other grant", so that Reason stays a fixed literal.
 var knownGrants = map[string]bool{
-	"authorization_code": true,
-	"refresh_token":      true,
-	"client_credentials": true,
-	"urn:ietf:params:oauth:grant-type:jwt-bearer":    true,
+	"authorization_code":                              true,
+	"refresh_token":                                   true,
+	"client_credentials":                              true,
+	"urn:ietf:params:oauth:grant-type:jwt-bearer":     true,
 	"urn:ietf:params:oauth:grant-type:token-exchange": true,
 }
 
