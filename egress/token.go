@@ -34,14 +34,15 @@ func tokenLegFrom(ctx context.Context) (TokenLeg, bool) {
 	return leg, ok
 }
 
-// knownGrants are the grant types an oauth_token row names; any other is
+// knownGrant reports whether an oauth_token row names grant; any other is
 // "other grant", so that Reason stays a fixed literal.
-var knownGrants = map[string]bool{
-	"authorization_code":                              true,
-	"refresh_token":                                   true,
-	"client_credentials":                              true,
-	"urn:ietf:params:oauth:grant-type:jwt-bearer":     true,
-	"urn:ietf:params:oauth:grant-type:token-exchange": true,
+func knownGrant(grant string) bool {
+	switch grant {
+	case "authorization_code", "refresh_token", "client_credentials",
+		"urn:ietf:params:oauth:grant-type:jwt-bearer", "urn:ietf:params:oauth:grant-type:token-exchange":
+		return true
+	}
+	return false
 }
 
 // asTokenRow rewrites the row e of a token request: action oauth_token;
@@ -49,7 +50,7 @@ var knownGrants = map[string]bool{
 // the action egress would have written and its reason.
 func asTokenRow(e audit.Entry, leg TokenLeg) audit.Entry {
 	grant := leg.GrantType
-	if !knownGrants[grant] {
+	if !knownGrant(grant) {
 		grant = "other grant"
 	}
 	var outcome string
