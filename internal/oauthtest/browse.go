@@ -14,18 +14,15 @@ import (
 // Approve drives the authorization page at authURL as the always-consenting
 // test user would in a browser: it follows the server's redirects, keeping
 // its cookies, until one leads to the request's redirect_uri, and returns
-// that redirect's code and state without following it. It is an
-// Authorize hook for a client that listens on no redirect URI of its own.
-func Approve(ctx context.Context, authURL string) (code, state string, err error) {
+// that redirect's query (code, state, iss; or error) without following it.
+// It is an oauth.Transport Authorize hook for a client that listens on no
+// redirect URI of its own.
+func Approve(ctx context.Context, authURL string) (url.Values, error) {
 	final, err := browse(ctx, authURL, true)
 	if err != nil {
-		return "", "", err
+		return nil, err
 	}
-	q := final.Query()
-	if e := q.Get("error"); e != "" {
-		return "", "", fmt.Errorf("oauthtest: the authorization server answered %s", e)
-	}
-	return q.Get("code"), q.Get("state"), nil
+	return final.Query(), nil
 }
 
 // Browse does what [Approve] does and then follows the last redirect too,

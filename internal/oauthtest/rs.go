@@ -77,10 +77,36 @@ type ResourceServer struct {
 	cfg    RSConfig
 	issuer string
 
-	mu     sync.Mutex
-	log    []RSEntry
-	tokens []string
-	keys   map[string]*rsa.PublicKey
+	mu      sync.Mutex
+	log     []RSEntry
+	tokens  []string
+	revoked map[string]bool
+	keys    map[string]*rsa.PublicKey
+}
+
+// RevokeSeen makes every token the server has been sent so far invalid:
+// a request that carries one is answered 401 invalid_token, as a server
+// answers a token its authorization server revoked.
+func (rs *ResourceServer) RevokeSeen() {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.revoked == nil {
+		rs.revoked = map[string]bool{}
+	}
+	for _, tok := range rs.tokens {
+		rs.revoked[tok] = true
+	}
+}
+
+// Count returns how many requests so far had outcome.
+func (rs *ResourceServer) Count(outcome string) int {
+	n := 0
+	for _, e := range rs.Log() {
+		if e.Outcome == outcome {
+			n++
+		}
+	}
+	return n
 }
 
 // NewResourceServer returns a resource server that is listening but not yet
@@ -183,6 +209,11 @@ func (rs *ResourceServer) guard(next http.Handler) http.Handler {
 		sum := sha256.Sum256([]byte(token))
 		e.TokenHash = fmt.Sprintf("%x", sum[:6])
 		claims, outcome := rs.verify(r.Context(), token)
+		rs.mu.Lock()
+		if rs.revoked[token] {
+			outcome = OutcomeInvalidToken
+		}
+		rs.mu.Unlock()
 		e.Scopes = strings.Fields(claims.Scope)
 		if outcome == OutcomeOK {
 			for _, s := range need {
