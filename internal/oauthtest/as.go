@@ -97,6 +97,7 @@ type AS struct {
 	mu      sync.Mutex
 	events  []Event
 	changed chan struct{} // closed and replaced on every event
+	syncs   int
 	stderr  bytes.Buffer
 }
 
@@ -235,6 +236,22 @@ func (as *AS) WaitFor(t testing.TB, what string, match func(Event) bool) Event {
 			return Event{}
 		}
 	}
+}
+
+// Sync waits until the server's log holds everything it did before now:
+// it logs after it answers, so a test that counts what it saw syncs first.
+func (as *AS) Sync(t testing.TB) {
+	t.Helper()
+	as.mu.Lock()
+	as.syncs++
+	path := fmt.Sprintf("/__test/sync/%d", as.syncs)
+	as.mu.Unlock()
+	resp, err := http.Get(as.Issuer + path)
+	if err != nil {
+		t.Fatalf("oauthtest: sync: %v", err)
+	}
+	resp.Body.Close()
+	as.WaitFor(t, "the sync request", func(e Event) bool { return e.Event == "request" && e.Path == path })
 }
 
 // Stderr returns what node wrote to stderr.
