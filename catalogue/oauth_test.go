@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -476,6 +478,16 @@ func TestOAuthStepUp(t *testing.T) {
 	b.assertNoTokenLeaked(t, err)
 }
 
+// fixedResolver answers from a table, and nothing else.
+type fixedResolver map[string]netip.Addr
+
+func (r fixedResolver) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	if a, ok := r[host]; ok {
+		return []netip.Addr{a}, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
 // TestOAuthMetadataPointingAtAPrivateAddressIsRefused: a server whose
 // authorization server metadata names a token endpoint on a private
 // address (outside the test allowlist) is refused by egress's guard before
@@ -495,11 +507,14 @@ func TestOAuthMetadataPointingAtAPrivateAddressIsRefused(t *testing.T) {
 		json.NewEncoder(w).Encode(map[string]any{"resource": base + "/mcp", "authorization_servers": []string{base}})
 	})
 	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
-		json.NewEncoder(w).Encode(map[string]any{"issuer": base, "token_endpoint": "http://10.20.30.40/token",
+		json.NewEncoder(w).Encode(map[string]any{"issuer": base, "token_endpoint": "https://as.evil.test/token",
 			"authorization_endpoint": base + "/auth", "response_types_supported": []string{"code"},
 			"grant_types_supported": []string{"client_credentials"}, "code_challenge_methods_supported": []string{"S256"}})
 	})
-	if err := b.vault.Set(context.Background(), "evil-m2m", []byte("m2m:m2m-SECRET-value"), vault.Placement{Kind: vault.Basic}, []string{"10.20.30.40"}); err != nil {
+	// https, so that only egress's guard can refuse it: the name resolves
+	// to a private address.
+	b.egress.Resolver = fixedResolver{"as.evil.test": netip.MustParseAddr("10.20.30.40")}
+	if err := b.vault.Set(context.Background(), "evil-m2m", []byte("m2m:m2m-SECRET-value"), vault.Placement{Kind: vault.Basic}, []string{"as.evil.test"}); err != nil {
 		t.Fatal(err)
 	}
 	b.server.URL, b.server.ClientID, b.server.ClientCredentials = base+"/mcp", "m2m", "evil-m2m"
@@ -513,7 +528,7 @@ func TestOAuthMetadataPointingAtAPrivateAddressIsRefused(t *testing.T) {
 	}
 	var refused bool
 	for _, r := range b.rows(t) {
-		if r.Method == "VET" && strings.HasPrefix(r.Host, "10.20.30.40") && r.Path == "/token" && !r.OK {
+		if r.Method == "VET" && r.Host == "as.evil.test" && r.Path == "/token" && r.Reason == string(egress.ReasonAddress) {
 			refused = true
 		}
 		if r.Action == audit.ActionOAuthToken {
