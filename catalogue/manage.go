@@ -252,6 +252,16 @@ func (t *Tool) info() ToolInfo {
 }
 
 // server returns the configured server called name.
+// Server returns the configuration of the server called name, or an error
+// matching [ErrUnknownServer].
+func (c *Catalogue) Server(name string) (Server, error) {
+	s, err := c.server(name)
+	if err != nil {
+		return Server{}, err
+	}
+	return cloneServer(s.cfg), nil
+}
+
 func (c *Catalogue) server(name string) (*server, error) {
 	for _, s := range c.servers {
 		if s.cfg.Name == name {
