@@ -539,3 +539,57 @@ func TestOAuthMetadataPointingAtAPrivateAddressIsRefused(t *testing.T) {
 		t.Fatalf("no refusal row for the token endpoint: %+v", b.rows(t))
 	}
 }
+
+// TestOAuthRefreshSpendsTheCallsBudget: a refresh the authorization server
+// never answers costs the call its budget, and no more: the step fails as
+// timed out, the token request's row says the deadline passed, and the
+// stored token is kept.
+func TestOAuthRefreshSpendsTheCallsBudget(t *testing.T) {
+	t.Parallel()
+	b := setupOAuth(t, nil)
+	key := b.login(t)
+	// Generous: the handshake and first call must fit in it on a loaded
+	// machine; the held refresh never does.
+	b.server.Budget = catalogue.Budget{Timeout: 20 * time.Second}
+	cat := b.catalogue(t)
+	if res, err := b.call(context.Background(), t, cat, "mcp_tickets_echo", `{"text":"warm"}`); err != nil || res.Outcome != agent.OutcomeOK {
+		t.Fatalf("first call = %+v, %v", res, err)
+	}
+	if err := b.env.AS.StallToken(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	b.env.RS.RevokeSeen()
+	res, err := b.call(agent.WithRunID(context.Background(), "run-budget"), t, cat, "mcp_tickets_echo", `{"text":"held"}`)
+	if err != nil || res.Outcome != agent.OutcomeFailed || !strings.Contains(res.Text, "timed out") {
+		t.Fatalf("call whose refresh is held = %+v, %v; want a failed step that timed out", res, err)
+	}
+	b.env.AS.WaitFor(t, "the client going away", func(e oauthtest.Event) bool { return e.Event == "token.abandoned" })
+	if err := b.env.AS.StallToken(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	var reason string
+	for _, r := range oauthRows(b.rows(t)) {
+		if r.RunID == "run-budget" {
+			reason = r.Reason
+		}
+	}
+	// The row should read "failed (deadline exceeded)": the budget passed.
+	// mcp/oauth's single flight cancels the shared leg with a plain cancel
+	// when its last waiter leaves, whatever ended that waiter's context,
+	// so egress sees a cancellation; until the flight passes the waiter's
+	// cause on, either row is accepted (see the notes of issue 15).
+	switch reason {
+	case "refresh_token: failed (deadline exceeded)":
+	case "refresh_token: cancelled in flight, abandoned":
+		t.Log("the held refresh's row reads as a cancellation, not a deadline (mcp/oauth flight cancels without the cause)")
+	default:
+		t.Fatalf("the run's oauth_token row reads %q", reason)
+	}
+	tr, err := catalogue.NewOAuthTransport(context.Background(), b.server, b.setup(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Store.Token(context.Background(), key); err != nil {
+		t.Fatalf("the stored token after the budget passed: %v", err)
+	}
+}
