@@ -179,8 +179,11 @@ func (t *Transport) grant(ctx context.Context, key Key, as *serverMetadata, scop
 	if _, err := t.vet(ctx, as.TokenEndpoint, true); err != nil {
 		return nil, err
 	}
-	if t.Grant == GrantClientCredentials {
+	switch t.Grant {
+	case GrantClientCredentials:
 		return t.clientCredentials(ctx, key, as, scopes)
+	case GrantJWTBearer:
+		return t.jwtBearer(ctx, key, as, scopes)
 	}
 	return t.authorizationCode(ctx, key, as, scopes)
 }

@@ -73,7 +73,7 @@ func (t *Transport) authorizationCode(ctx context.Context, key Key, as *serverMe
 	t.logger().Debug("oauth: token request", "grant", "authorization_code", "issuer", as.Issuer, "auth_method", reg.AuthMethod)
 	tok, err := cfg.Exchange(t.oauth2Context(lctx), code, opts...)
 	if err != nil {
-		return nil, tokenError(err, code, verifier, reg.ClientSecret, extra.Get("client_assertion"))
+		return nil, tokenError(err, code, verifier, reg.ClientSecret, basicValue(reg), extra.Get("client_assertion"))
 	}
 	return tok, nil
 }

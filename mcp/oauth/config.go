@@ -1,6 +1,9 @@
 package oauth
 
-import "crypto"
+import (
+	"context"
+	"crypto"
+)
 
 // AuthMethod is a token endpoint client authentication method (RFC 7591
 // token_endpoint_auth_method).
@@ -31,6 +34,12 @@ const (
 	// secret (basic or post) or, with ClientConfig.PrivateKey, a signed
 	// JWT assertion (private_key_jwt). No user takes part.
 	GrantClientCredentials
+	// GrantJWTBearer is the JWT bearer grant (RFC 7523 §2.1): an assertion
+	// from ClientConfig.Assertion is exchanged for a token. The assertion
+	// is a workload identity token (SEP-1933: a cloud's or Kubernetes'
+	// signed identity), or an Identity Assertion JWT Authorization Grant
+	// from an enterprise IdP ([IDJAG], SEP-990). No user takes part.
+	GrantJWTBearer
 )
 
 // ClientConfig describes the OAuth client. Every field is optional for the
@@ -64,6 +73,10 @@ type ClientConfig struct {
 	// Scopes, if set, are requested instead of the scopes the server's
 	// challenge or metadata names. A step-up adds the challenged scopes.
 	Scopes []string
+	// Assertion returns the assertion of GrantJWTBearer for the
+	// authorization server issuer and the resource. It is called for every
+	// token request; nothing caches it.
+	Assertion func(ctx context.Context, issuer, resource string) (string, error)
 	// NoOfflineAccess stops the Transport adding the offline_access scope,
 	// which it otherwise requests when the authorization server lists it
 	// in scopes_supported, so that it gets a refresh token.

@@ -9,7 +9,9 @@
 // 2025-03-26 fallbacks), chooses a client registration (pre-registered,
 // Client ID Metadata Document, or Dynamic Client Registration, RFC 7591),
 // obtains a token (authorization code with PKCE S256 and the resource
-// parameter of RFC 8707, or client credentials) and retries the request once
+// parameter of RFC 8707; or, with no user, client credentials or a JWT
+// bearer assertion: workload identity, or an enterprise IdP's ID-JAG) and
+// retries the request once
 // the server has answered it, never after a connection failure: a request
 // that may have been half-sent is not sent again.
 //

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 )
 
 // LoopbackRedirect receives one authorization response on a loopback
@@ -18,10 +19,11 @@ type LoopbackRedirect struct {
 	// URL is the redirect URI: http://127.0.0.1:PORT/callback.
 	URL string
 
-	srv  *http.Server
-	got  chan url.Values
-	once sync.Once
-	done chan struct{} // closed by Close
+	srv   *http.Server
+	got   chan url.Values
+	taken atomic.Bool // the first response has arrived
+	once  sync.Once
+	done  chan struct{} // closed by Close
 }
 
 // callbackPath is the redirect URI's path.
@@ -49,12 +51,11 @@ func NewLoopbackRedirect(ctx context.Context) (*LoopbackRedirect, error) {
 
 // serve takes the first authorization response; later ones are refused.
 func (l *LoopbackRedirect) serve(w http.ResponseWriter, r *http.Request) {
-	select {
-	case l.got <- r.URL.Query():
-	default:
+	if !l.taken.CompareAndSwap(false, true) {
 		http.Error(w, "this login is already complete", http.StatusConflict)
 		return
 	}
+	l.got <- r.URL.Query() // buffered for the one response
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	if r.URL.Query().Get("error") != "" {
 		fmt.Fprint(w, "<!doctype html><title>Authorization failed</title><p>Authorization failed. You can close this window.</p>")

@@ -117,10 +117,14 @@ func (t *Transport) register(ctx context.Context, as *serverMetadata) (*Registra
 		TokenEndpointAuthMethod: string(method),
 		ApplicationType:         applicationType(t.Client.RedirectURL),
 	}
-	if t.Grant == GrantClientCredentials {
+	switch t.Grant {
+	case GrantClientCredentials:
 		rr.GrantTypes = []string{"client_credentials"}
 		rr.ResponseTypes = []string{}
-	} else {
+	case GrantJWTBearer:
+		rr.GrantTypes = []string{jwtBearerGrant}
+		rr.ResponseTypes = []string{}
+	default:
 		rr.GrantTypes = []string{"authorization_code", "refresh_token"}
 		rr.ResponseTypes = []string{"code"}
 		if t.Client.RedirectURL != "" {

@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -89,6 +90,15 @@ func tokenError(err error, secrets ...string) error {
 	return fmt.Errorf("oauth: token request: %s", scrub(err.Error(), secrets))
 }
 
+// basicValue is the HTTP Basic credential golang.org/x/oauth2 sends for r,
+// which a server echoing its request would echo too.
+func basicValue(r *Registration) string {
+	if r.AuthMethod != AuthClientSecretBasic || r.ClientSecret == "" {
+		return ""
+	}
+	return base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(r.ClientID) + ":" + url.QueryEscape(r.ClientSecret)))
+}
+
 // scrub replaces every non-empty secret in s.
 func scrub(s string, secrets []string) string {
 	for _, x := range secrets {
@@ -127,7 +137,7 @@ func (t *Transport) clientCredentials(ctx context.Context, key Key, as *serverMe
 	t.logger().Debug("oauth: token request", "grant", "client_credentials", "issuer", as.Issuer, "auth_method", reg.AuthMethod)
 	tok, err := cfg.Token(t.oauth2Context(lctx))
 	if err != nil {
-		return nil, tokenError(err, reg.ClientSecret, extra.Get("client_assertion"))
+		return nil, tokenError(err, reg.ClientSecret, basicValue(reg), extra.Get("client_assertion"))
 	}
 	return tok, nil
 }
@@ -136,6 +146,26 @@ func (t *Transport) clientCredentials(ctx context.Context, key Key, as *serverMe
 // parameter (RFC 8707 §2.2), which golang.org/x/oauth2's refresh cannot
 // send. A response without a refresh token keeps the old one.
 func (t *Transport) refreshGrant(ctx context.Context, key Key, as *serverMetadata, old *oauth2.Token) (*oauth2.Token, error) {
+	form := url.Values{
+		"grant_type":    {"refresh_token"},
+		"refresh_token": {old.RefreshToken},
+		"resource":      {key.Resource},
+	}
+	t.logger().Debug("oauth: token request", "grant", "refresh_token", "issuer", as.Issuer)
+	tok, err := t.tokenPost(ctx, as, form, old.RefreshToken)
+	if err != nil {
+		return nil, err
+	}
+	if tok.RefreshToken == "" {
+		tok.RefreshToken = old.RefreshToken
+	}
+	return tok, nil
+}
+
+// tokenPost sends form to as's token endpoint with the client's
+// authentication and reads the answer. secrets are the form's secret
+// values, scrubbed from any error.
+func (t *Transport) tokenPost(ctx context.Context, as *serverMetadata, form url.Values, secrets ...string) (*oauth2.Token, error) {
 	tu, err := t.vet(ctx, as.TokenEndpoint, true)
 	if err != nil {
 		return nil, err
@@ -143,11 +173,6 @@ func (t *Transport) refreshGrant(ctx context.Context, key Key, as *serverMetadat
 	reg, err := t.registration(ctx, as)
 	if err != nil {
 		return nil, err
-	}
-	form := url.Values{
-		"grant_type":    {"refresh_token"},
-		"refresh_token": {old.RefreshToken},
-		"resource":      {key.Resource},
 	}
 	extra, err := t.assertionParams(reg, as)
 	if err != nil {
@@ -162,20 +187,19 @@ func (t *Transport) refreshGrant(ctx context.Context, key Key, as *serverMetadat
 	if reg.AuthMethod == AuthClientSecretPost {
 		form.Set("client_secret", reg.ClientSecret)
 	}
-	secrets := []string{old.RefreshToken, reg.ClientSecret, extra.Get("client_assertion")}
+	secrets = append(secrets, reg.ClientSecret, basicValue(reg), extra.Get("client_assertion"))
 
 	lctx, cancel := t.legContext(ctx)
 	defer cancel()
 	req, err := http.NewRequestWithContext(lctx, http.MethodPost, tu.String(), strings.NewReader(form.Encode()))
 	if err != nil {
-		return nil, fmt.Errorf("oauth: refresh request: %w", err)
+		return nil, fmt.Errorf("oauth: token request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
 	if reg.AuthMethod == AuthClientSecretBasic {
 		req.SetBasicAuth(url.QueryEscape(reg.ClientID), url.QueryEscape(reg.ClientSecret))
 	}
-	t.logger().Debug("oauth: token request", "grant", "refresh_token", "issuer", as.Issuer, "auth_method", reg.AuthMethod)
 	resp, err := t.leg(req)
 	if err != nil {
 		return nil, errors.New(scrub(err.Error(), secrets))
@@ -183,16 +207,9 @@ func (t *Transport) refreshGrant(ctx context.Context, key Key, as *serverMetadat
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDocument))
 	if err != nil {
-		return nil, fmt.Errorf("oauth: reading the refresh response: %w", err)
+		return nil, fmt.Errorf("oauth: reading the token response: %w", err)
 	}
-	tok, err := parseTokenResponse(resp.StatusCode, body, secrets)
-	if err != nil {
-		return nil, err
-	}
-	if tok.RefreshToken == "" {
-		tok.RefreshToken = old.RefreshToken
-	}
-	return tok, nil
+	return parseTokenResponse(resp.StatusCode, body, secrets)
 }
 
 // tokenResponse is a token endpoint's JSON answer (RFC 6749 §5.1, §5.2).

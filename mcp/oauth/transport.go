@@ -37,7 +37,7 @@ type Transport struct {
 	// Client describes the OAuth client.
 	Client ClientConfig
 	// Grant is how tokens are obtained: the authorization code grant
-	// (the default) or client credentials.
+	// (the default), client credentials, or the JWT bearer grant.
 	Grant Grant
 	// Authorize shows the user authURL (opens a browser, prints it) and
 	// returns the query parameters the authorization server sent to the
@@ -64,6 +64,9 @@ type Transport struct {
 	// ExpiryDelta is how long before its expiry a token is refreshed.
 	// Zero means 30 seconds.
 	ExpiryDelta time.Duration
+
+	// now is the clock; nil means time.Now. Tests move it.
+	now func() time.Time
 
 	mu        sync.Mutex
 	resources map[string]*resourceState // by canonical resource URI
@@ -127,6 +130,25 @@ func (t *Transport) expiryDelta() time.Duration {
 		return t.ExpiryDelta
 	}
 	return defaultExpiryDelta
+}
+
+// expiring reports whether tok is due for a refresh: within ExpiryDelta
+// of its expiry, or within half its lifetime for a token that lives less
+// than twice ExpiryDelta (which would otherwise be refreshed on every
+// request).
+func (t *Transport) expiring(tok *oauth2.Token) bool {
+	if tok.Expiry.IsZero() {
+		return false
+	}
+	delta := t.expiryDelta()
+	if life := time.Duration(tok.ExpiresIn) * time.Second; life > 0 && life/2 < delta {
+		delta = life / 2
+	}
+	now := time.Now
+	if t.now != nil {
+		now = t.now
+	}
+	return !now().Add(delta).Before(tok.Expiry)
 }
 
 // state returns the state of the resource res, creating it.
@@ -273,7 +295,7 @@ func (t *Transport) current(ctx context.Context, res string, st *resourceState) 
 		}
 		t.mu.Unlock()
 	}
-	if tok.Expiry.IsZero() || time.Until(tok.Expiry) > t.expiryDelta() || tok.RefreshToken == "" {
+	if !t.expiring(tok) || tok.RefreshToken == "" {
 		return tok, nil
 	}
 	// About to expire: refresh, shared with every caller that notices.

@@ -33,7 +33,9 @@ const clientCredentialsPrefix = "auth/client-credentials-"
 // retries. The user's part, following the authorization server's
 // redirect, is authorizeByRedirect. The scenario's context may carry a
 // pre-registered client (client_id, client_secret) or, for the JWT
-// variant of client credentials, a private key (private_key_pem).
+// variant of client credentials, a private key (private_key_pem), or a
+// workload identity token (valid_jwt), or an enterprise IdP's ID token and
+// token endpoint (idp_id_token, idp_token_endpoint).
 func playAuth(ctx context.Context, e *env) error {
 	t, err := e.oauthTransport()
 	if err != nil {
@@ -77,6 +79,24 @@ func (e *env) oauthTransport() (*oauth.Transport, error) {
 	}
 	if strings.HasPrefix(e.scenario, clientCredentialsPrefix) {
 		t.Grant = oauth.GrantClientCredentials
+	}
+	// Workload identity (SEP-1933): the platform's signed identity token,
+	// here the one the scenario minted, is the JWT bearer assertion.
+	if jwt, _ := e.context["valid_jwt"].(string); jwt != "" {
+		t.Grant = oauth.GrantJWTBearer
+		t.Client.Assertion = func(context.Context, string, string) (string, error) { return jwt, nil }
+	}
+	// Enterprise-managed authorization (SEP-990): the user's ID token from
+	// the enterprise IdP is exchanged there for an ID-JAG, the assertion.
+	if idp, _ := e.context["idp_token_endpoint"].(string); idp != "" {
+		idToken, _ := e.context["idp_id_token"].(string)
+		idpClient, _ := e.context["idp_client_id"].(string)
+		t.Grant = oauth.GrantJWTBearer
+		t.Client.Assertion = (&oauth.IDJAG{
+			TokenEndpoint: idp,
+			ClientID:      idpClient,
+			IDToken:       func(context.Context) (string, error) { return idToken, nil },
+		}).Assertion
 	}
 	return t, nil
 }

@@ -54,6 +54,14 @@ const (
 // timeout, so that a hang ends with an error of ours rather than a kill.
 const scenarioTimeout = 25 * time.Second
 
+// discoverTimeout bounds the server/discover probe, above the mcp
+// package's default (5 s): the runner plays every scenario of a suite at
+// once, and on a loaded machine a 5 s probe can time out and fall back to
+// the initialize handshake, which the 2026-07-28 scenarios score as a
+// failure. It stays below scenarioTimeout, so that a server that never
+// answers the probe still leaves time for the fallback.
+const discoverTimeout = 15 * time.Second
+
 // Exit codes.
 const (
 	exitOK     = 0
@@ -143,6 +151,9 @@ func (e *env) connectWith(ctx context.Context, hc *http.Client, opts *mcp.Client
 	var o mcp.ClientOptions
 	if opts != nil {
 		o = *opts
+	}
+	if o.DiscoverTimeout == 0 {
+		o.DiscoverTimeout = discoverTimeout
 	}
 	o.ClientInfo = mcp.Implementation{Name: programName, Version: "1.0.0"}
 	o.Logger = e.logger
