@@ -159,3 +159,37 @@ func auditRows(t *testing.T, d *storeDir) []audit.Row {
 	}
 	return rows
 }
+
+// TestAuthLoginClientCredentials: a machine-to-machine server needs no
+// browser: login gets its token at once with the client secret that egress
+// puts on the token request from the vault, and prints no URL.
+func TestAuthLoginClientCredentials(t *testing.T) {
+	t.Parallel()
+	env := oauthtest.Start(t, &oauthtest.Config{Clients: []oauthtest.Client{{ClientID: "m2m", ClientSecret: "m2m-SECRET-value",
+		GrantTypes: []string{"client_credentials"}, RedirectURIs: []string{}, ResponseTypes: []string{}, Scope: "mcp:read mcp:write"}}})
+	d := newStoreDir(t)
+	config := filepath.Join(d.dir, "andon.yaml")
+	yaml := fmt.Sprintf("servers:\n  - name: robot\n    url: %s\n    auth: oauth\n    client_id: m2m\n    client_credentials: robot-m2m\n", env.RS.URL)
+	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d.andon(t, "m2m:m2m-SECRET-value", "secret", "set", "robot-m2m", "--placement", "basic", "--host", "127.0.0.1").want(t, 0, "stored")
+	r := d.andon(t, "", "auth", "login", "robot", "--no-browser", "--config", config)
+	r.want(t, 0, `server "robot": logged in (issuer `+env.AS.Issuer+")")
+	if r.stdout != "" || strings.Contains(r.stderr, "SECRET") {
+		t.Fatalf("login printed %q on stdout; stderr:\n%s", r.stdout, r.stderr)
+	}
+	env.AS.Sync(t)
+	if env.AS.Grants("client_credentials") != 1 {
+		t.Fatalf("client credentials grants: %d; AS saw %+v", env.AS.Grants("client_credentials"), env.AS.Events())
+	}
+	var legs []string
+	for _, row := range auditRows(t, d) {
+		if row.Action == audit.ActionOAuthToken {
+			legs = append(legs, row.Reason)
+		}
+	}
+	if len(legs) != 1 || legs[0] != "client_credentials: ok" {
+		t.Fatalf("oauth_token rows: %q", legs)
+	}
+}
