@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/andonhq/andon/sqlstore"
+	"github.com/andonhq/andon/sqlstore/pgtest"
 	"github.com/andonhq/andon/vault"
 )
 
@@ -108,5 +110,36 @@ func TestOAuthRecordsSurviveRotation(t *testing.T) {
 	}
 	if _, err := vault.New(b.store, next).OAuthGet(ctx, ref, "as.example.com"); !errors.Is(err, vault.ErrNotFound) {
 		t.Fatalf("after delete: %v", err)
+	}
+}
+
+// TestOAuthRecordsOnPostgreSQL: the same records, sealed, host-bound and
+// rotated, on the PostgreSQL store.
+func TestOAuthRecordsOnPostgreSQL(t *testing.T) {
+	t.Parallel()
+	store, err := sqlstore.OpenPostgres(t.Context(), pgtest.WithParams(pgtest.Schema(t), map[string]string{"pool_max_conns": "2"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	key, next := mustKey(t), mustKey(t)
+	v := vault.New(store, key)
+	ctx := t.Context()
+	ref := tokenRef("https://mcp.example.com/mcp")
+	if err := v.OAuthSet(ctx, ref, []byte(tokenJSON), []string{"mcp.example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.OAuthGet(ctx, ref, "evil.example.net"); !errors.Is(err, vault.ErrHostNotAllowed) {
+		t.Fatalf("OAuthGet for another host = %v, want ErrHostNotAllowed", err)
+	}
+	if err := vault.Rotate(ctx, store, key, next); err != nil {
+		t.Fatal(err)
+	}
+	got, err := vault.New(store, next).OAuthGet(ctx, ref, "mcp.example.com")
+	if err != nil || string(got) != tokenJSON {
+		t.Fatalf("after rotation: %q, %v", got, err)
+	}
+	if infos, err := vault.New(store, next).List(ctx); err != nil || len(infos) != 0 {
+		t.Fatalf("List = %v, %v; OAuth records are internal", infos, err)
 	}
 }
