@@ -218,6 +218,23 @@ func (b *oauthBundle) assertNoTokenLeaked(t *testing.T, errs ...error) {
 	}
 }
 
+// runTokenRow waits for the oauth_token row of run and returns it: the
+// shared token leg ends on a goroutine of its own, after its caller has
+// gone, so its row may be written a moment after the call returned.
+func (b *oauthBundle) runTokenRow(t *testing.T, run string) audit.Row {
+	t.Helper()
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		for _, r := range oauthRows(b.rows(t)) {
+			if r.RunID == run {
+				return r
+			}
+		}
+		if time.Since(start) > oauthtest.WaitBudget {
+			t.Fatalf("no oauth_token row for run %s within %v: %+v", run, oauthtest.WaitBudget, b.rows(t))
+		}
+	}
+}
+
 func oauthRows(rows []audit.Row) []audit.Row {
 	var out []audit.Row
 	for _, r := range rows {
@@ -394,13 +411,7 @@ func TestOAuthCancelDuringTheTokenRequest(t *testing.T) {
 	if err := b.env.AS.StallToken(context.Background(), false); err != nil {
 		t.Fatal(err)
 	}
-	var row *audit.Row
-	for _, r := range oauthRows(b.rows(t)) {
-		if r.RunID == "run-cancel" {
-			row = &r
-		}
-	}
-	if row == nil || row.Reason != "refresh_token: cancelled in flight, abandoned" {
+	if row := b.runTokenRow(t, "run-cancel"); row.Reason != "refresh_token: cancelled in flight, abandoned" {
 		t.Fatalf("the run's oauth_token row = %+v", row)
 	}
 	after, err := store.Store.Token(context.Background(), key)
@@ -567,12 +578,7 @@ func TestOAuthRefreshSpendsTheCallsBudget(t *testing.T) {
 	if err := b.env.AS.StallToken(context.Background(), false); err != nil {
 		t.Fatal(err)
 	}
-	var reason string
-	for _, r := range oauthRows(b.rows(t)) {
-		if r.RunID == "run-budget" {
-			reason = r.Reason
-		}
-	}
+	reason := b.runTokenRow(t, "run-budget").Reason
 	// The row should read "failed (deadline exceeded)": the budget passed.
 	// mcp/oauth's single flight cancels the shared leg with a plain cancel
 	// when its last waiter leaves, whatever ended that waiter's context,
