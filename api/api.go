@@ -112,6 +112,9 @@ type Config struct {
 	// Catalogue, if set, serves the servers and tools routes: see
 	// [Catalogue].
 	Catalogue Catalogue
+	// Connect, if set, serves the console's Connect for servers with
+	// auth: oauth: see [Connect].
+	Connect *Connect
 	// Actor is who every request acts as when Tokens is nil. Zero means
 	// {ID: "local", Admin: true}.
 	Actor agent.Actor
@@ -211,6 +214,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.route(mux, "GET /v1/audit", token.RoleViewer, s.listAudit)
 	s.route(mux, "GET /v1/whoami", token.RoleViewer, s.whoami)
 	s.toolRoutes(mux)
+	s.connectRoutes(mux)
 	s.routeMetrics(mux) // GET /metrics, role viewer
 	s.route(mux, "GET /v1/health", anyone, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -234,9 +238,10 @@ type handler struct {
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
 type server struct {
-	cfg     Config
-	events  *hub
-	denials *denials
+	cfg      Config
+	connects connects
+	events   *hub
+	denials  *denials
 	// local is who requests act as without a token store.
 	local principal
 	// routes are the routes registered with route.

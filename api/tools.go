@@ -63,6 +63,11 @@ type MCPServer struct {
 	FailedAt *time.Time `json:"failed_at,omitempty"`
 	RetryAt  *time.Time `json:"retry_at,omitempty"`
 	Failures int        `json:"failures,omitempty"`
+	// Auth is "oauth" for a server behind OAuth. NeedsLogin says that
+	// its last import failed for want of a login: Connect (POST
+	// /v1/servers/{name}/connect) or `andon auth login NAME`.
+	Auth       string `json:"auth,omitempty"`
+	NeedsLogin bool   `json:"needs_login,omitempty"`
 }
 
 // Tool is an imported tool as the API shows it, with the settings that
@@ -111,7 +116,7 @@ func (s *server) listServers(w http.ResponseWriter, r *http.Request) {
 	for i, in := range infos {
 		out[i] = MCPServer{Name: in.Name, Transport: in.Transport, URL: in.URL, Command: in.Command,
 			Enabled: in.Enabled, Tools: in.Tools, Error: in.Error, Failures: in.Failures,
-			FailedAt: timePtr(in.FailedAt), RetryAt: timePtr(in.RetryAt)}
+			FailedAt: timePtr(in.FailedAt), RetryAt: timePtr(in.RetryAt), Auth: in.Auth, NeedsLogin: in.NeedsLogin}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"servers": out})
 }

@@ -22,6 +22,12 @@ const (
 	// ActionHTTPCallCancelledBeforeSend is a call whose context was
 	// cancelled before any secret was read: nothing egressed.
 	ActionHTTPCallCancelledBeforeSend Action = "http_call_cancelled_before_send"
+	// ActionOAuthToken is an OAuth token request (a code exchange, a
+	// refresh, client credentials), in place of its http_call row.
+	// Purpose names the server and the issuer; Reason names the grant
+	// type and the outcome ("refresh_token: ok", "authorization_code:
+	// cancelled in flight, abandoned"). Never a token, code or secret.
+	ActionOAuthToken Action = "oauth_token"
 )
 
 // The actions the CLI writes when secrets change.

@@ -519,6 +519,7 @@ func cloneServer(s Server) Server {
 	s.Headers = maps.Clone(s.Headers)
 	s.Effects = maps.Clone(s.Effects)
 	s.Tools = maps.Clone(s.Tools)
+	s.Scopes = slices.Clone(s.Scopes)
 	if s.RequiresApproval != nil {
 		v := *s.RequiresApproval
 		s.RequiresApproval = &v

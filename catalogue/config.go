@@ -22,6 +22,9 @@ import (
 // andon's own subcommands as servers: ["@andon", "mcptest", "serve"].
 const AndonExecutable = "@andon"
 
+// AuthOAuth is the [Server].Auth of a server behind OAuth.
+const AuthOAuth = "oauth"
+
 // MaxServerNameLen bounds a server's name, so that the local names of its
 // tools (mcp_<server>_<tool>, at most 64 characters) keep room for the tool.
 const MaxServerNameLen = 32
@@ -71,6 +74,24 @@ type Server struct {
 	// server. It is carried for the egress wiring; the default dialler
 	// does not inject it yet.
 	Credential string `yaml:"credential,omitempty"`
+
+	// Auth is [AuthOAuth] for a server behind the MCP authorization spec
+	// (OAuth 2.1): andon discovers its authorization server, and sends the
+	// token that `andon auth login NAME` (or the console's Connect) stored
+	// in the vault, refreshing it as needed; or, with ClientCredentials,
+	// gets tokens itself. Empty means none. Not with Credential.
+	Auth string `yaml:"auth,omitempty"`
+	// ClientID is a client registered with the server's authorization
+	// server beforehand. Empty means register dynamically (RFC 7591).
+	ClientID string `yaml:"client_id,omitempty"`
+	// Scopes are requested instead of those the server asks for.
+	Scopes []string `yaml:"scopes,omitempty"`
+	// ClientCredentials names the vault secret of a machine-to-machine
+	// client (the client credentials grant, with ClientID): placement
+	// basic, value CLIENT_ID:CLIENT_SECRET, hosts the authorization
+	// server's token endpoint host. egress puts it on the token request
+	// and nowhere else.
+	ClientCredentials string `yaml:"client_credentials,omitempty"`
 
 	// RequiresApproval says whether an operator must approve each call of
 	// the server's tools. Nil means true: see [Server.ApprovalRequired].
@@ -217,6 +238,7 @@ func (s *Server) Validate() error {
 	if s.Protocol != "" && !slices.Contains(mcp.SupportedVersions(), s.Protocol) {
 		bad("protocol %q is not one andon speaks (%s)", s.Protocol, strings.Join(mcp.SupportedVersions(), ", "))
 	}
+	problems = append(problems, s.authProblems()...)
 	if s.Approval != "" && s.Approval != ApprovalOtherPerson {
 		bad("approval %q is not %s (or empty, for anyone who may act on the run)", s.Approval, ApprovalOtherPerson)
 	} else if s.Approval != "" && !s.ApprovalRequired() {
@@ -252,6 +274,36 @@ func (s *Server) Validate() error {
 		name = "(no name)"
 	}
 	return fmt.Errorf("catalogue: server %q: %s", name, strings.Join(problems, "; "))
+}
+
+// authProblems reports what is wrong with the server's auth settings.
+func (s *Server) authProblems() []string {
+	var problems []string
+	switch s.Auth {
+	case "":
+		if s.ClientID != "" || len(s.Scopes) > 0 || s.ClientCredentials != "" {
+			problems = append(problems, "client_id, scopes and client_credentials need auth: oauth")
+		}
+		return problems
+	case AuthOAuth:
+	default:
+		return []string{fmt.Sprintf("auth %q is not %s (or empty)", s.Auth, AuthOAuth)}
+	}
+	if s.URL == "" {
+		problems = append(problems, "auth: oauth is for an HTTP server (url)")
+	}
+	if s.Credential != "" {
+		problems = append(problems, "set credential or auth: oauth, not both")
+	}
+	if s.ClientCredentials != "" && s.ClientID == "" {
+		problems = append(problems, "client_credentials needs the client_id it is the secret of")
+	}
+	for _, sc := range s.Scopes {
+		if sc == "" || strings.ContainsAny(sc, " \t\r\n\"") {
+			problems = append(problems, fmt.Sprintf("scopes: %q is not a scope", sc))
+		}
+	}
+	return problems
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -48,6 +48,20 @@
 // sent is never retried — a half-sent write may have happened — and fails;
 // the next call reconnects.
 //
+// # Servers behind OAuth
+//
+// A server with auth: oauth ([AuthOAuth]) is reached through an OAuth
+// client (mcp/oauth) built by [NewOAuthTransport] over egress: the MCP
+// requests through one egress transport, every OAuth leg (metadata,
+// registration, token) through another that vets every address and every
+// metadata-supplied URL ([egress.Transport.Vet]) before a secret is read;
+// each token request is one oauth_token audit row. Tokens and client
+// registrations live in the vault ([OAuthVault]), bound to the server's
+// host. The runtime's client never asks a user: a server it holds no
+// token for fails its calls with [ErrNeedsLogin], a step that says "needs
+// `andon auth login NAME`", and [ServerInfo].NeedsLogin. [OAuthLogins]
+// and [OAuthLogout] serve `andon auth status` and `logout`.
+//
 // # Effects
 //
 // Every imported tool has an effect (agent.Effect), which decides whether

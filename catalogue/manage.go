@@ -98,6 +98,11 @@ type ServerInfo struct {
 	// succeeds.
 	FailedAt, RetryAt time.Time
 	Failures          int
+	// Auth is the server's auth ([AuthOAuth] or empty). NeedsLogin
+	// reports that its last import failed for want of an OAuth login:
+	// `andon auth login NAME`, or Connect in the console.
+	Auth       string
+	NeedsLogin bool
 }
 
 // ToolInfo describes an imported tool to an operator, with the settings
@@ -135,6 +140,7 @@ func (c *Catalogue) Servers() []ServerInfo {
 		info.FailedAt, info.RetryAt, info.Failures = s.failedAt, s.retryAt, s.failures
 		s.mu.Unlock()
 		info.Imported, info.Tools = tools != nil, len(tools)
+		info.Auth, info.NeedsLogin = s.cfg.Auth, errors.Is(err, ErrNeedsLogin)
 		if err != nil {
 			info.Error = strings.TrimPrefix(err.Error(), "catalogue: ")
 		}
@@ -246,6 +252,16 @@ func (t *Tool) info() ToolInfo {
 }
 
 // server returns the configured server called name.
+// Server returns the configuration of the server called name, or an error
+// matching [ErrUnknownServer].
+func (c *Catalogue) Server(name string) (Server, error) {
+	s, err := c.server(name)
+	if err != nil {
+		return Server{}, err
+	}
+	return cloneServer(s.cfg), nil
+}
+
 func (c *Catalogue) server(name string) (*server, error) {
 	for _, s := range c.servers {
 		if s.cfg.Name == name {

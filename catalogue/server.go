@@ -149,7 +149,7 @@ func (s *server) connectLocked(ctx context.Context) (*conn, error) {
 	opts.Logger = s.logger
 	client, err := mcp.Connect(ctx, t, &opts)
 	if err != nil {
-		return nil, &legError{leg: connectLeg(err), err: fmt.Errorf("catalogue: server %q: %w", s.cfg.Name, err)}
+		return nil, &legError{leg: connectLeg(err), err: needsLogin(s.cfg.Name, fmt.Errorf("catalogue: server %q: %w", s.cfg.Name, err))}
 	}
 	c.client = client
 	s.mu.Lock()

@@ -260,7 +260,7 @@ func (t *Tool) call(ctx context.Context, args json.RawMessage) (*agent.ToolResul
 			// server: it is not retried. The next call reconnects.
 			t.srv.drop(c)
 		}
-		return t.failure(ctx, t.budgetPassed(ctx, bctx, &legError{leg: "tools/call", err: err}))
+		return t.failure(ctx, t.budgetPassed(ctx, bctx, &legError{leg: "tools/call", err: needsLogin(t.srv.cfg.Name, err)}))
 	}
 	outcome := agent.OutcomeOK
 	if res.IsError {
@@ -289,6 +289,9 @@ func (t *Tool) failure(ctx context.Context, err error) (*agent.ToolResult, error
 	}
 	if errors.Is(err, ErrClosed) {
 		return nil, err
+	}
+	if errors.Is(err, ErrNeedsLogin) {
+		return &agent.ToolResult{Outcome: agent.OutcomeFailed, Text: needsLoginText(t.srv.cfg.Name, t.name)}, nil
 	}
 	return nil, fmt.Errorf("catalogue: calling tool %q on server %q: %w", t.remote.Name, t.srv.cfg.Name, err)
 }
@@ -331,6 +334,9 @@ func (t *Tool) timedOutText(err error) string {
 
 // unavailableText says why an unavailable tool was not called.
 func (t *Tool) unavailableText() string {
+	if errors.Is(t.unavailable, ErrNeedsLogin) {
+		return needsLoginText(t.srv.cfg.Name, t.name)
+	}
 	why := t.unavailable.Error()
 	if ie := (*ImportError)(nil); errors.As(t.unavailable, &ie) {
 		why = ie.Summary()
@@ -342,6 +348,13 @@ func (t *Tool) unavailableText() string {
 		text += fmt.Sprintf(" It tries the server again from %s.", t.retryAt.UTC().Format(time.TimeOnly+" UTC"))
 	}
 	return text
+}
+
+// needsLoginText says that a call was not made because server needs an
+// operator's login.
+func needsLoginText(server, tool string) string {
+	return fmt.Sprintf("Server %q needs `andon auth login %s` (or Connect in the console): andon holds no OAuth token for it, or its token can no longer be refreshed. Tool %q was not called.",
+		server, server, tool)
 }
 
 // ResultText is a tool result as a model reads it: its text blocks, one per

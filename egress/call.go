@@ -19,11 +19,16 @@ type call struct {
 	start time.Time
 	entry audit.Entry
 	once  sync.Once
+	// leg is set for an OAuth token request ([WithTokenLeg]), whose one
+	// row is an oauth_token row.
+	leg   TokenLeg
+	isLeg bool
 }
 
 func (t *Transport) begin(req *http.Request) *call {
 	ctx := req.Context()
 	c := &call{t: t, ctx: ctx, start: time.Now()}
+	c.leg, c.isLeg = tokenLegFrom(ctx)
 	method := req.Method
 	if method == "" {
 		method = http.MethodGet
@@ -43,6 +48,9 @@ func (c *call) end(action audit.Action, status int, ok bool, reason Reason) {
 	c.once.Do(func() {
 		e := c.entry
 		e.Action, e.Status, e.OK, e.Reason, e.Duration = action, status, ok, string(reason), time.Since(c.start)
+		if c.isLeg {
+			e = asTokenRow(e, c.leg)
+		}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), c.t.auditTimeout)
 		defer cancel()
 		if _, err := c.t.audit.Record(ctx, e); err != nil {

@@ -54,7 +54,10 @@
 // credential is placed, without the query string; no row, log line or error
 // carries a secret, a header value or a query string. The run a call belongs
 // to travels in its context ([WithRun]); its purpose comes from
-// [Config.Purpose].
+// [Config.Purpose]. An OAuth token request made with [WithTokenLeg] is one
+// oauth_token row instead (issuer, grant type, outcome; never a token or
+// code), and [Transport.Vet] runs the guards on a URL without sending, so
+// that a URL from metadata is refused before anything reads a secret for it.
 //
 // # Quick start
 //

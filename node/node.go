@@ -173,7 +173,8 @@ func New(ctx context.Context, cfg *Config) (_ *Node, err error) {
 		return nil, err
 	}
 	if n.handler, err = api.NewHandler(api.Config{Runtime: n.rt, Store: n.store, Audit: n.audit, Tokens: n.store,
-		Catalogue: n.cat, Metrics: n.metrics, Logger: logger, Stop: streams}); err != nil {
+		Catalogue: n.cat, Metrics: n.metrics, Logger: logger, Stop: streams,
+		Connect: &api.Connect{Setup: catalogue.OAuthSetup{Egress: ecfg, Vault: n.vault}, Server: n.cat.Server}}); err != nil {
 		return nil, err
 	}
 	return n, nil

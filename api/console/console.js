@@ -534,6 +534,7 @@
     show('servers-view');
     const st = { gone: false, admin: false, loaded: false };
     for (const id of ['import-status', 'tools-announce']) $(id).textContent = '';
+    connectOutcome();
     $('manage-note').hidden = true;
     const note = (text) => { $('manage-note').textContent = text; $('manage-note').hidden = false; };
     (async () => {
@@ -600,14 +601,65 @@
       const b = el('button', { type: 'button', class: 'small', 'data-key': 'import:' + s.name,
         'aria-label': 'Import the tools of server ' + s.name, text: 'Import tools' });
       b.addEventListener('click', () => importServer(st, s.name, b));
-      tr.append(el('td', {}, b));
+      const cell = el('td', {}, b);
+      if (s.auth === 'oauth') {
+        const c = el('button', { type: 'button', class: "small", 'data-key': 'connect:' + s.name,
+          'aria-label': 'Connect server ' + s.name + ': log in to its authorization server', text: 'Connect' });
+        c.addEventListener('click', () => connectServer(s.name, c));
+        cell.append(' ', c);
+      }
+      tr.append(cell);
     }
     return tr;
+  }
+
+  // connectServer starts the server's OAuth login: the API answers with
+  // the authorization server's URL, and this window goes there; the
+  // authorization server sends it back to the API, which stores the token
+  // and returns to this page (?connected=NAME).
+  async function connectServer(name, button) {
+    if (button.getAttribute('aria-disabled') === 'true') return;
+    button.setAttribute('aria-disabled', 'true');
+    const status = $('import-status');
+    status.className = '';
+    status.textContent = 'Connecting ' + name + '…';
+    try {
+      const res = await api('POST', '/v1/servers/' + encodeURIComponent(name) + '/connect');
+      if (res.authorize_url) {
+        window.location.assign(res.authorize_url);
+        return;
+      }
+      status.className = 'ok';
+      status.textContent = 'Connected ' + name + '.';
+    } catch (e) {
+      if (e instanceof AuthNeeded) return;
+      status.className = 'error';
+      status.textContent = 'Could not connect ' + name + ': ' + e.message;
+    } finally {
+      button.removeAttribute('aria-disabled');
+    }
+  }
+
+  // connectOutcome says how a Connect that came back to this page ended,
+  // once, and takes it out of the address.
+  function connectOutcome() {
+    const q = new URLSearchParams(window.location.search);
+    const ok = q.get('connected');
+    const failed = q.get('connect_error');
+    if (!ok && !failed) return;
+    const status = $('import-status');
+    status.className = ok ? 'ok' : 'error';
+    status.textContent = ok ? 'Connected ' + ok + ': andon holds its token now.' :
+      'Could not connect ' + failed + '; the API\'s log says why. Try Connect again, or andon auth login ' + failed + '.';
+    history.replaceState(null, '', window.location.pathname + window.location.hash);
   }
 
   // importProblem says why a server's last import failed and when runs'
   // listings try it again (until then its tools are left out of them).
   function importProblem(st, s) {
+    if (s.needs_login) {
+      return 'Needs a login: ' + (st.admin ? 'Connect, or ' : '') + 'andon auth login ' + s.name + '.';
+    }
     if (!s.error) return '';
     let text = s.error;
     if (s.failures > 1) text += ' (' + s.failures + ' failures in a row)';

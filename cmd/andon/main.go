@@ -74,6 +74,7 @@ func commands() []command {
 		{"mcptest", "run the scriptable MCP test server (mcptest serve)", runMCPTest},
 		{"migrate", "create or update the database schema", runMigrate},
 		{"secret", "manage the secrets egress injects (set, list, rm, rotate-key)", runSecret},
+		{"auth", "connect to MCP servers behind OAuth (login, status, logout)", runAuth},
 		{"audit", "list and verify the hash-chained audit log", runAudit},
 		{"token", "manage the API's tokens (create, list, revoke)", runToken},
 	}

@@ -50,6 +50,7 @@ var mayImport = map[string][]string{
 	"internal/conformance": {"mcp"},
 	"internal/interop":     {"mcp", "internal/nodepeer"},
 	"internal/nodepeer":    nil,
+	"internal/oauthtest":   {"mcp", "internal/nodepeer"},
 	"internal/depcheck":    nil,
 }
 
