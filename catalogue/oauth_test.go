@@ -579,17 +579,10 @@ func TestOAuthRefreshSpendsTheCallsBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	reason := b.runTokenRow(t, "run-budget").Reason
-	// The row should read "failed (deadline exceeded)": the budget passed.
-	// mcp/oauth's single flight cancels the shared leg with a plain cancel
-	// when its last waiter leaves, whatever ended that waiter's context,
-	// so egress sees a cancellation; until the flight passes the waiter's
-	// cause on, either row is accepted (see the notes of issue 15).
-	switch reason {
-	case "refresh_token: failed (deadline exceeded)":
-	case "refresh_token: cancelled in flight, abandoned":
-		t.Log("the held refresh's row reads as a cancellation, not a deadline (mcp/oauth flight cancels without the cause)")
-	default:
-		t.Fatalf("the run's oauth_token row reads %q", reason)
+	// The budget passed: a deadline, not a cancel. The shared leg is ended
+	// with its last waiter's cause, so egress audits it as one.
+	if want := "refresh_token: failed (deadline exceeded)"; reason != want {
+		t.Fatalf("the run's oauth_token row reads %q, want %q", reason, want)
 	}
 	tr, err := catalogue.NewOAuthTransport(context.Background(), b.server, b.setup(nil))
 	if err != nil {

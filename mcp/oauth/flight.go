@@ -11,8 +11,8 @@ type flight struct {
 	done    chan struct{}
 	out     outcome
 	err     error
-	waiters int                // guarded by Transport.mu
-	cancel  context.CancelFunc // ends the leg when the last waiter leaves
+	waiters int                     // guarded by Transport.mu
+	cancel  context.CancelCauseFunc // ends the leg when the last waiter leaves
 }
 
 // share runs fn once for all callers that ask for name while it runs, and
@@ -37,7 +37,7 @@ func (t *Transport) shareOutcome(ctx context.Context, name string, fn func(ctx c
 	}
 	f := t.flights[name]
 	if f == nil {
-		fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		fctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 		f = &flight{done: make(chan struct{}), cancel: cancel}
 		t.flights[name] = f
 		go func() {
@@ -48,7 +48,7 @@ func (t *Transport) shareOutcome(ctx context.Context, name string, fn func(ctx c
 				delete(t.flights, name)
 			}
 			t.mu.Unlock()
-			cancel()
+			cancel(nil)
 			close(f.done)
 		}()
 	}
@@ -57,22 +57,24 @@ func (t *Transport) shareOutcome(ctx context.Context, name string, fn func(ctx c
 
 	select {
 	case <-f.done:
-		t.leave(f)
+		t.leave(f, nil)
 		return f.out, f.err
 	case <-ctx.Done():
-		t.leave(f)
+		t.leave(f, context.Cause(ctx))
 		return 0, ctx.Err()
 	}
 }
 
 // leave records that a caller stopped waiting on f, and cancels f if it
-// was the last.
-func (t *Transport) leave(f *flight) {
+// was the last, with that caller's reason: the leg's egress row then says
+// "deadline exceeded" for a budget that passed and "cancelled" for a
+// cancel, as any other leg's does.
+func (t *Transport) leave(f *flight, cause error) {
 	t.mu.Lock()
 	f.waiters--
 	last := f.waiters == 0
 	t.mu.Unlock()
 	if last {
-		f.cancel()
+		f.cancel(cause)
 	}
 }
