@@ -173,6 +173,11 @@ const healthyStdio = `
       slow: {timeout: 1s}
 `
 
+// withinTheTest is the import back-off of the tests that assert what
+// happens within it: longer than any run of them on a loaded machine, so
+// that a slow run cannot outlast it (the default, 5 s, could).
+const withinTheTest = time.Hour
+
 // Over stdio, with real subprocesses: a server that never answers (sleep)
 // costs the first listing its budget once, and no run anything else. A run
 // on the healthy server completes normally; a run that needs the dead
@@ -189,7 +194,7 @@ func TestDeadStdioServerLeavesHealthyRunsAlone(t *testing.T) {
     protocol: "2025-11-25"
     requires_approval: false
     timeout: 1s
-`), &catalogue.Options{Dial: d.dial, OnImport: func(server string, err error) {
+`), &catalogue.Options{Dial: d.dial, ImportBackoff: withinTheTest, OnImport: func(server string, err error) {
 		mu.Lock()
 		imports[server] = append(imports[server], err)
 		mu.Unlock()
@@ -351,7 +356,7 @@ func TestDeadHTTPServersLeaveHealthyRunsAlone(t *testing.T) {
     url: `+initStalledHTTP.URL+`
     requires_approval: false
     timeout: 1s
-`), &catalogue.Options{Dial: d.dial})
+`), &catalogue.Options{Dial: d.dial, ImportBackoff: withinTheTest})
 	if err != nil {
 		t.Fatal(err)
 	}
