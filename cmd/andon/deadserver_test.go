@@ -64,12 +64,15 @@ func TestServeWithADeadServer(t *testing.T) {
 			info = s
 		}
 	}
-	if !strings.Contains(info.Error, "initialize") || info.Failures != 1 || info.RetryAt == nil {
-		t.Errorf("GET /v1/servers says of the dead server %+v; want its error, one failure, when it is tried again", info)
+	// At least one failure: on a loaded machine the runs above can outlast
+	// the 5 s back-off, and the server is then tried, and fails, again
+	// (catalogue's tests assert what happens within the back-off).
+	if !strings.Contains(info.Error, "initialize") || info.Failures < 1 || info.RetryAt == nil {
+		t.Errorf("GET /v1/servers says of the dead server %+v; want its error, its failures, when it is tried again", info)
 	}
 	m := scrapeMetrics(t, "http://"+p.addr+"/metrics", readToken(t, dir))
-	if n := m[`andon_server_import_failures_total{server="dead"}`]; n != 1 {
-		t.Errorf("andon_server_import_failures_total of the dead server = %v, want 1", n)
+	if n := m[`andon_server_import_failures_total{server="dead"}`]; n < 1 {
+		t.Errorf("andon_server_import_failures_total of the dead server = %v, want at least 1", n)
 	}
 }
 
