@@ -247,6 +247,7 @@ func (s *segment) toolCall(ctx context.Context, call model.ToolCall, pending *Pe
 	// out for a run that is already cancelled.
 	callCtx, stop := s.rt.watcher.Watch(ctx, s.run.ID)
 	defer stop()
+	callCtx = withAsker(callCtx, s, call.Name, s.tr.round) // its server may ask the operator
 	if s.cancelled(callCtx) {
 		return s.recordCall(ctx, call, OutcomeCancelled, cancelledText(call.Name), 0, false)
 	}

@@ -81,3 +81,10 @@ func TestRunStatusesTakesAnyNumberOfIDs(t *testing.T) {
 		}
 	})
 }
+
+func TestInputsConformance(t *testing.T) {
+	t.Parallel()
+	withFreshStores(t, func(t *testing.T, fresh func(t *testing.T) *sqlstore.Store) {
+		storetest.ExerciseInputs(t, func(t *testing.T) storetest.InputStore { return fresh(t) })
+	})
+}
