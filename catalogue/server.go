@@ -36,6 +36,8 @@ type server struct {
 	failures          int
 	failedAt, retryAt time.Time
 	flight            *flight // the import under way, if any
+
+	calls inflight // tool calls in flight, for the questions the server asks
 }
 
 // flight is one import of a server's tools under way, which every listing
@@ -147,6 +149,9 @@ func (s *server) connectLocked(ctx context.Context) (*conn, error) {
 		opts.ProtocolVersion = s.cfg.Protocol
 	}
 	opts.Logger = s.logger
+	if s.cat.opts.Elicitation && opts.ElicitationHandler == nil {
+		opts.ElicitationHandler = s.elicit // see elicit.go
+	}
 	client, err := mcp.Connect(ctx, t, &opts)
 	if err != nil {
 		return nil, &legError{leg: connectLeg(err), err: fmt.Errorf("catalogue: server %q: %w", s.cfg.Name, err)}

@@ -244,6 +244,7 @@ func (t *Tool) call(ctx context.Context, args json.RawMessage) (*agent.ToolResul
 	if err != nil {
 		return t.failure(ctx, t.budgetPassed(ctx, bctx, err))
 	}
+	defer t.srv.calls.add(bctx)() // for a question the server asks meanwhile
 	res, err := c.client.CallTool(bctx, t.remote.Name, a, &mcp.CallOptions{
 		Timeout:                b.Timeout,
 		ResetTimeoutOnProgress: *b.ProgressResetsTimeout,

@@ -11,11 +11,12 @@ import (
 	"github.com/andonhq/andon/mcp/internal/jsonrpc"
 )
 
-// toolList returns the tools s offers: bad_header only when asked for.
+// toolList returns the tools s offers: bad_header and elicit only when
+// asked for.
 func (s *Server) toolList() []map[string]any {
 	var out []map[string]any
 	for _, t := range allTools() {
-		if t["name"] == "bad_header" && !s.opts.InvalidTool {
+		if t["name"] == "bad_header" && !s.opts.InvalidTool || t["name"] == "elicit" && !s.opts.Elicit {
 			continue
 		}
 		out = append(out, t)
@@ -37,6 +38,7 @@ func allTools() []map[string]any {
 		{"name": "fail", "description": "Fails with isError.", "inputSchema": obj(`"message":{"type":"string"}`)},
 		{"name": "big", "description": "Returns a large text.", "inputSchema": obj(`"bytes":{"type":"integer"}`)},
 		{"name": "ask", "description": "Asks the client for its roots.", "inputSchema": obj(`"first_ms":{"type":"integer"},"then_ms":{"type":"integer"}`)},
+		elicitTool(),
 		{"name": "crash", "description": "Ends the connection mid-call.", "inputSchema": obj(``)},
 		{"name": "garbage", "description": "Writes a non-JSON line, then answers.", "inputSchema": obj(``)},
 		{"name": "split", "description": "Writes its answer in two pieces.", "inputSchema": obj(``)},
@@ -63,6 +65,10 @@ type toolArgs struct {
 	Region     string `json:"region"`
 	Shard      *int   `json:"shard"`
 	ThenMS     *int   `json:"then_ms"`
+	// elicit's (see elicit.go)
+	Schema json.RawMessage `json:"schema"`
+	Mode   string          `json:"mode"`
+	URL    string          `json:"url"`
 }
 
 func intOr(p *int, def int) int {
@@ -225,6 +231,8 @@ func (t *toolCall) run() {
 		t.finish(t.text(strings.Repeat("x", intOr(a.Bytes, 1<<20))))
 	case "ask":
 		t.ask(time.Duration(intOr(a.FirstMS, 0))*time.Millisecond, time.Duration(intOr(a.ThenMS, 0))*time.Millisecond)
+	case "elicit":
+		t.elicit()
 	case "crash":
 		if a, ok := t.out.(aborter); ok {
 			a.abort()
