@@ -49,17 +49,48 @@ type askerKey struct{}
 
 // asker puts the questions of one tool call to the operator: the segment
 // that makes the call, the tool, and the round, captured when the call
-// starts.
+// starts. No question outlives its call: once the call has returned, its
+// questions still waiting end (cancelled), a new one is refused, and the
+// segment goes on only once they have ended — a run never records its next
+// step while it still waits for input.
 type asker struct {
 	s     *segment
 	tool  string
 	round int
+
+	mu     sync.Mutex
+	closed bool
+	stop   chan struct{} // closed once the call has returned
+	asking sync.WaitGroup
 }
 
 // withAsker returns ctx, the context of a tool call, able to ask the
-// operator ([Ask]).
-func withAsker(ctx context.Context, s *segment, tool string, round int) context.Context {
-	return context.WithValue(ctx, askerKey{}, &asker{s: s, tool: tool, round: round})
+// operator ([Ask]), and the func to call once the call has returned.
+func withAsker(ctx context.Context, s *segment, tool string, round int) (context.Context, func()) {
+	a := &asker{s: s, tool: tool, round: round, stop: make(chan struct{})}
+	return context.WithValue(ctx, askerKey{}, a), a.end
+}
+
+// begin counts a question in, unless the call has returned.
+func (a *asker) begin() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return false
+	}
+	a.asking.Add(1)
+	return true
+}
+
+// end ends the questions of a call that has returned, and waits for them.
+func (a *asker) end() {
+	a.mu.Lock()
+	if !a.closed {
+		a.closed = true
+		close(a.stop)
+	}
+	a.mu.Unlock()
+	a.asking.Wait()
 }
 
 // CanAsk reports whether ctx is the context of a tool call made by a run
@@ -90,6 +121,10 @@ func Ask(ctx context.Context, q *Question) (*Answer, error) {
 }
 
 func (a *asker) ask(ctx context.Context, q *Question) (*Answer, error) {
+	if !a.begin() { // the call has returned: nobody waits for the answer
+		return &Answer{Action: ActionCancel}, nil
+	}
+	defer a.asking.Done()
 	s, rt := a.s, a.s.rt
 	st := rt.cfg.Inputs
 	mode := q.Mode
@@ -152,14 +187,23 @@ func (a *asker) wait(ctx, bctx context.Context, id string, wake <-chan struct{})
 		}
 		select {
 		case <-ctx.Done():
-			if errors.Is(context.Cause(ctx), context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return InputExpired, &Answer{Action: ActionCancel}
-			}
-			return InputCancelled, &Answer{Action: ActionCancel}
+			return ended(ctx), &Answer{Action: ActionCancel}
+		case <-a.stop:
+			return ended(ctx), &Answer{Action: ActionCancel}
 		case <-wake:
 		case <-t.C:
 		}
 	}
+}
+
+// ended says how a wait that ended without a reply ended: expired if the
+// call's budget or the run's deadline passed, cancelled otherwise (the run
+// was cancelled, the server withdrew the question, the call returned).
+func ended(ctx context.Context) InputStatus {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return InputExpired
+	}
+	return InputCancelled
 }
 
 // record makes the question and how it ended a step of the run, for its

@@ -169,7 +169,7 @@ func TestImportNamesAndEffects(t *testing.T) {
 	for _, tool := range tools {
 		names = append(names, tool.Spec().Name)
 	}
-	remote := []string{"echo", "slow", "stubborn", "progress", "late", "fail", "big", "ask", "elicit", "crash", "garbage", "split", "unknown_id", "bad_result", "stderr", "route"}
+	remote := []string{"echo", "slow", "stubborn", "progress", "late", "fail", "big", "ask", "crash", "garbage", "split", "unknown_id", "bad_result", "stderr", "route"}
 	var want []string
 	for _, s := range []string{"a", "b-2"} {
 		for _, r := range remote {
