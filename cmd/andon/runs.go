@@ -35,11 +35,18 @@ type apiFlags struct {
 const envToken = "ANDON_TOKEN"
 
 func addAPIFlags(fs *flagSet) *apiFlags {
+	f := addAPIConnFlags(fs)
+	fs.BoolVar(&f.json, "json", false, "print JSON")
+	return f
+}
+
+// addAPIConnFlags adds the flags that reach andon serve (--api, --token)
+// without --json: for a command whose --json means something else.
+func addAPIConnFlags(fs *flagSet) *apiFlags {
 	f := &apiFlags{fs: fs}
 	fs.StringVar(&f.addr, "api", "", "the `address` of the running andon serve: host:port, or its URL as serve prints it (http://127.0.0.1:7711); default: "+envAPI+" if set, else "+defaultAPI)
 	fs.StringVar(&f.token, "token", "", "the API `token`; default: "+envToken+" if set, else the file "+defaultTokenFile+
 		" in the current directory (what andon serve writes on first start). Prefer those: a command line is visible to every user of the machine")
-	fs.BoolVar(&f.json, "json", false, "print JSON")
 	return f
 }
 
@@ -321,6 +328,9 @@ func runShow(ctx context.Context, e *env, args []string) int {
 	fmt.Fprintf(e.stdout, "  write fence: %s\n", fence)
 	if p := r.Pending; p != nil {
 		printPending(e, r.ID, p)
+	}
+	if q := d.Question; q != nil {
+		printQuestion(e, r.ID, q)
 	}
 	fmt.Fprintln(e.stdout, "  steps:")
 	for _, s := range d.Steps {
