@@ -137,7 +137,9 @@ func TestAnswerAndDeclineThroughTheCLI(t *testing.T) {
 	r = p.andon("cancel", cancelled)
 	r.check(t, exitOK)
 	p.waitRun(cancelled, hasStatus(agent.StatusCancelled))
-	waitForRecord(t, rec, func(r mcptest.Record) bool { return r.Kind == mcptest.ElicitAnswered && strings.Contains(string(r.Params), "cancel") })
+	waitForRecord(t, rec, func(r mcptest.Record) bool {
+		return r.Kind == mcptest.ElicitAnswered && strings.Contains(string(r.Params), "cancel")
+	})
 	waitForRecord(t, rec, func(r mcptest.Record) bool { return r.Method == "notifications/cancelled" })
 	p.stop()
 }
