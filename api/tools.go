@@ -63,6 +63,27 @@ type MCPServer struct {
 	FailedAt *time.Time `json:"failed_at,omitempty"`
 	RetryAt  *time.Time `json:"retry_at,omitempty"`
 	Failures int        `json:"failures,omitempty"`
+	// ToolsChange is the last change of the server's tools a re-import
+	// found (the server sent notifications/tools/list_changed, or a call
+	// found a tool gone); absent if none.
+	ToolsChange *ToolsChange `json:"tools_change,omitempty"`
+}
+
+// ToolsChange is a change of a server's tools: when andon found it, why
+// it looked ("list_changed" or "unknown_tool"), and the tools (their names
+// on the server) added and removed.
+type ToolsChange struct {
+	At      time.Time `json:"at"`
+	Why     string    `json:"why"`
+	Added   []string  `json:"added"`
+	Removed []string  `json:"removed"`
+}
+
+func toToolsChange(c *catalogue.ToolsChange) *ToolsChange {
+	if c == nil {
+		return nil
+	}
+	return &ToolsChange{At: c.At, Why: c.Why, Added: append([]string{}, c.Added...), Removed: append([]string{}, c.Removed...)}
 }
 
 // Tool is an imported tool as the API shows it, with the settings that
@@ -111,7 +132,7 @@ func (s *server) listServers(w http.ResponseWriter, r *http.Request) {
 	for i, in := range infos {
 		out[i] = MCPServer{Name: in.Name, Transport: in.Transport, URL: in.URL, Command: in.Command,
 			Enabled: in.Enabled, Tools: in.Tools, Error: in.Error, Failures: in.Failures,
-			FailedAt: timePtr(in.FailedAt), RetryAt: timePtr(in.RetryAt)}
+			FailedAt: timePtr(in.FailedAt), RetryAt: timePtr(in.RetryAt), ToolsChange: toToolsChange(in.Change)}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"servers": out})
 }

@@ -38,6 +38,12 @@ type server struct {
 	flight            *flight // the import under way, if any
 
 	calls inflight // tool calls in flight, for the questions the server asks
+
+	// refreshing is set while a re-import for a change of the server's
+	// tools runs, refreshAgain when another change came meanwhile; change
+	// is the last change one found (see listchanged.go).
+	refreshing, refreshAgain bool
+	change                   *ToolsChange
 }
 
 // flight is one import of a server's tools under way, which every listing
@@ -149,6 +155,7 @@ func (s *server) connectLocked(ctx context.Context) (*conn, error) {
 		opts.ProtocolVersion = s.cfg.Protocol
 	}
 	opts.Logger = s.logger
+	opts.OnListChanged = s.onListChanged(opts.OnListChanged) // see listchanged.go
 	if s.cat.opts.Elicitation && opts.ElicitationHandler == nil {
 		opts.ElicitationHandler = s.elicit // see elicit.go
 	}

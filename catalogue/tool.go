@@ -256,6 +256,9 @@ func (t *Tool) call(ctx context.Context, args json.RawMessage) (*agent.ToolResul
 			// server: it is not retried. The next call reconnects.
 			t.srv.drop(c)
 		}
+		if unknownTool(err) { // the server's tools changed: see listchanged.go
+			t.srv.refresh("unknown_tool")
+		}
 		return t.failure(ctx, t.budgetPassed(ctx, bctx, &legError{leg: "tools/call", err: err}))
 	}
 	outcome := agent.OutcomeOK

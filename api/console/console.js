@@ -673,7 +673,7 @@
     const tr = el('tr', { 'data-server': s.name },
       el('td', { text: s.name }), el('td', { text: s.transport || '' }),
       el('td', { text: s.url || (Array.isArray(s.command) ? s.command.join(' ') : s.command || '') }),
-      el('td', { text: yesNo(s.enabled) }), el('td', { text: String(s.tools ?? '') }),
+      el('td', { text: yesNo(s.enabled) }), el('td', {}, String(s.tools ?? ''), toolsChange(s.tools_change)),
       el('td', { class: s.error ? 'error' : '', text: importProblem(st, s) }));
     if (st.admin) {
       const b = el('button', { type: 'button', class: 'small', 'data-key': 'import:' + s.name,
@@ -682,6 +682,17 @@
       tr.append(el('td', {}, b));
     }
     return tr;
+  }
+
+  // toolsChange says when the server's tools last changed while andon ran,
+  // and how: the tools added and removed (null if they never did).
+  function toolsChange(c) {
+    if (!c) return null;
+    const why = c.why === 'unknown_tool' ? 'a call found a tool gone' : 'the server said so';
+    const parts = [];
+    if (c.added && c.added.length) parts.push(c.added.length + ' added (' + c.added.join(', ') + ')');
+    if (c.removed && c.removed.length) parts.push(c.removed.length + ' removed (' + c.removed.join(', ') + ')');
+    return el('span', { class: 'muted tools-change', text: ' · changed ' + fmtTime(c.at) + ' (' + why + '): ' + parts.join(', ') });
   }
 
   // importProblem says why a server's last import failed and when runs'
