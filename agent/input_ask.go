@@ -62,6 +62,8 @@ type asker struct {
 	closed bool
 	stop   chan struct{} // closed once the call has returned
 	asking sync.WaitGroup
+
+	logs serverLogs // the server's log messages recorded (serverlog.go)
 }
 
 // withAsker returns ctx, the context of a tool call, able to ask the
@@ -91,6 +93,13 @@ func (a *asker) end() {
 	}
 	a.mu.Unlock()
 	a.asking.Wait()
+}
+
+// InToolCall reports whether ctx is the context of a run's tool call, made
+// by the executor: what its server asks or logs can be tied to the run.
+func InToolCall(ctx context.Context) bool {
+	a, _ := ctx.Value(askerKey{}).(*asker)
+	return a != nil
 }
 
 // CanAsk reports whether ctx is the context of a tool call made by a run
@@ -189,12 +198,21 @@ func (a *asker) wait(ctx, bctx context.Context, id string, wake <-chan struct{})
 		case <-ctx.Done():
 			return ended(ctx), &Answer{Action: ActionCancel}
 		case <-a.stop:
+			if d, ok := ctx.Deadline(); ok && time.Until(d) < deadlineSlack && !errors.Is(context.Cause(ctx), ErrRunCancelled) {
+				// The call timed out: its client's timer for the
+				// budget may fire a moment before the deadline.
+				return InputExpired, &Answer{Action: ActionCancel}
+			}
 			return ended(ctx), &Answer{Action: ActionCancel}
 		case <-wake:
 		case <-t.C:
 		}
 	}
 }
+
+// deadlineSlack is how close to its deadline a call that returned counts
+// as timed out.
+const deadlineSlack = 100 * time.Millisecond
 
 // ended says how a wait that ended without a reply ended: expired if the
 // call's budget or the run's deadline passed, cancelled otherwise (the run

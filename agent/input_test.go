@@ -138,3 +138,46 @@ func TestAQuestionEndsWithItsCall(t *testing.T) {
 		t.Fatalf("steps = %v", b.steps(run.ID))
 	}
 }
+
+// A server's log messages become steps of the run — at most MaxServerLogs
+// of them, then one step saying the rest are left out — cut to
+// MaxServerLogText bytes; outside a run's tool call nothing is recorded.
+func TestServerLogsAreCappedPerRun(t *testing.T) {
+	b := setup(t, nil)
+	if agent.RecordServerLog(context.Background(), agent.ServerLog{Server: "s", Level: "info", Text: "nobody's"}) {
+		t.Fatal("a log message outside a tool call was recorded")
+	}
+	long := strings.Repeat("x", agent.MaxServerLogText+100)
+	b.tools.add(&testTool{name: "chatty", effect: agent.EffectReadOnly, run: func(ctx context.Context) (*agent.ToolResult, error) {
+		for i := range agent.MaxServerLogs + 5 {
+			text := "message"
+			if i == 0 {
+				text = long
+			}
+			agent.RecordServerLog(ctx, agent.ServerLog{Server: "s", Level: "warning", Logger: "l", Text: text})
+		}
+		return &agent.ToolResult{Outcome: agent.OutcomeOK, Text: "ok"}, nil
+	}})
+	b.start()
+	// Two calls in one run: the cap is the run's, not the call's.
+	run := b.submit("alice", turn{Calls: []string{"chatty"}}, turn{Calls: []string{"chatty"}}, turn{Final: "done"})
+	b.waitStatus(run.ID, agent.StatusCompleted)
+	var logs []*agent.Step
+	for _, s := range b.steps(run.ID) {
+		if s.Kind == agent.StepLog {
+			logs = append(logs, s)
+		}
+	}
+	if len(logs) != agent.MaxServerLogs+1 {
+		t.Fatalf("%d log steps, want %d and the note", len(logs), agent.MaxServerLogs)
+	}
+	if len(logs[0].Text) > agent.MaxServerLogText+len("…") || !strings.HasPrefix(logs[0].Text, "xxx") {
+		t.Fatalf("the first log step holds %d bytes, want at most %d", len(logs[0].Text), agent.MaxServerLogText)
+	}
+	if last := logs[len(logs)-1]; !strings.Contains(last.Text, "the rest are left out") {
+		t.Fatalf("the last log step = %q, want the note", last.Text)
+	}
+	if !strings.Contains(string(logs[1].Args), `"level":"warning"`) || logs[1].Tool != "chatty" {
+		t.Fatalf("log step = %+v", logs[1])
+	}
+}

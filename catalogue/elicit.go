@@ -56,7 +56,7 @@ func (s *server) elicit(ctx context.Context, params json.RawMessage) (any, error
 	}
 	waitCtx := ctx
 	if !agent.CanAsk(ctx) {
-		call := s.calls.only()
+		call := s.calls.only(agent.CanAsk)
 		if call == nil {
 			s.logger.Warn("catalogue: declining a server's question: no single run has a call in flight on the server to ask the operator of")
 			return elicitResult{Action: agent.ActionDecline}, nil
@@ -101,16 +101,16 @@ func (f *inflight) add(ctx context.Context) (done func()) {
 	}
 }
 
-// only returns the context of a call in flight that can ask an operator,
-// if every such call is of one run; nil otherwise.
-func (f *inflight) only() context.Context {
+// only returns the context of a call in flight for which ok holds, if
+// every such call is of one run; nil otherwise.
+func (f *inflight) only(ok func(context.Context) bool) context.Context {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var found context.Context
 	run := ""
 	for key := range f.calls {
 		ctx := *key
-		if !agent.CanAsk(ctx) || ctx.Err() != nil {
+		if !ok(ctx) || ctx.Err() != nil {
 			continue
 		}
 		id := agent.RunIDFrom(ctx)

@@ -26,11 +26,14 @@ type elicitBundle struct {
 	rt    *agent.Runtime
 }
 
-func newElicitBundle(t *testing.T, protocol string, timeout time.Duration) *elicitBundle {
+func newElicitBundle(t *testing.T, protocol string, timeout time.Duration, adjust ...func(*catalogue.Server)) *elicitBundle {
 	t.Helper()
 	srv := catalogue.Server{Name: "s", Command: stdio, Protocol: protocol, RequiresApproval: ptr(false)}
 	if timeout > 0 {
 		srv.Budget.Timeout = timeout
+	}
+	for _, f := range adjust {
+		f(&srv)
 	}
 	f := newFixture(t, []catalogue.Server{srv}, &mcptest.Options{Elicit: true}, &catalogue.Options{Elicitation: true})
 	st, err := sqlstore.Open(context.Background(), filepath.Join(t.TempDir(), "andon.db"))

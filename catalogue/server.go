@@ -44,6 +44,8 @@ type server struct {
 	// is the last change one found (see listchanged.go).
 	refreshing, refreshAgain bool
 	change                   *ToolsChange
+
+	logs logQueue // its log messages, on their way to runs' timelines
 }
 
 // flight is one import of a server's tools under way, which every listing
@@ -154,7 +156,7 @@ func (s *server) connectLocked(ctx context.Context) (*conn, error) {
 	if s.cfg.Protocol != "" {
 		opts.ProtocolVersion = s.cfg.Protocol
 	}
-	opts.Logger = s.logger
+	opts.Logger = s.clientLogger() // the process log, and server logs to runs: serverlog.go
 	opts.OnListChanged = s.onListChanged(opts.OnListChanged) // see listchanged.go
 	if s.cat.opts.Elicitation && opts.ElicitationHandler == nil {
 		opts.ElicitationHandler = s.elicit // see elicit.go

@@ -492,6 +492,11 @@
       } else if (s.kind === 'tool') {
         li.append(el('p', { class: 'what' }, 'Tool call ' + s.tool + ' — ', el('span', { class: 'o-' + s.outcome, text: s.outcome })));
         if (s.text) li.append(el('pre', { text: s.text }));
+      } else if (s.kind === 'log') {
+        const a = s.args || {};
+        li.classList.add('lvl-' + String(a.level || 'info').replace(/[^a-z]/g, ''));
+        li.append(el('p', { class: 'what', text: 'Server log from ' + (a.server || '?') + ' (' + (a.level || '?') + (a.logger ? ', ' + a.logger : '') + ')' }));
+        if (s.text) li.append(el('pre', { text: s.text }));
       } else if (s.kind === 'input') {
         li.append(el('p', { class: 'what' }, 'Question from the server — ', el('span', { class: 'o-' + s.outcome, text: s.outcome === 'ok' ? 'answered' : s.outcome })));
         if (s.text) li.append(el('pre', { text: s.text }));

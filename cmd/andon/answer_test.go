@@ -29,6 +29,7 @@ const elicitScriptYAML = `steps:
       - name: mcp_e2e_elicit
         arguments:
           message: How many replicas?
+          log: "planning the rollout \e[31m"
           schema: {type: object, properties: {replicas: {type: integer, title: Replicas}, token: {type: string, format: password}}, required: [replicas]}
   - text: Deployed.
 `
@@ -113,6 +114,9 @@ func TestAnswerAndDeclineThroughTheCLI(t *testing.T) {
 	}
 	if !strings.Contains(r.stdout, "input_answered") {
 		t.Errorf("andon show of the answered run has no input_answered row:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stdout, "log e2e [info] mcptest: planning the rollout") || strings.Contains(r.stdout, "\x1b") {
+		t.Errorf("andon show does not show the server's log message as printable text:\n%q", r.stdout)
 	}
 	r = p.andon("answer", id, "--field", "replicas=4")
 	r.check(t, exitFailure)

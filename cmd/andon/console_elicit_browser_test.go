@@ -19,6 +19,7 @@ const elicitBrowserScript = `steps:
       - name: mcp_forms_elicit
         arguments:
           message: "Which environment, and how many replicas? <b>not bold</b>"
+          log: "checking <i>capacity</i>"
           schema:
             type: object
             properties:
@@ -104,6 +105,7 @@ func TestConsoleAnswersAQuestion(t *testing.T) {
 		poll(`document.getElementById('question-status').textContent.startsWith('Answered.')`),
 		poll(`document.getElementById('run-status').textContent === 'completed'`),
 		poll(`document.querySelector('#timeline li.k-input.o-ok') !== null`),
+		poll(`(document.querySelector('#timeline li.k-log') || {textContent: ''}).textContent.includes('checking <i>capacity</i>')`),
 		poll(`document.querySelector('#timeline li.k-tool.o-ok') !== null`))
 	stepText, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#timeline li.k-input').textContent`))
 	if err != nil {

@@ -244,6 +244,11 @@ func printStep(e *env, s api.Step) {
 		fmt.Fprintf(e.stdout, "  %d tool %s → %s (%.0f ms): %s\n", s.Seq, s.Tool, s.Outcome, s.DurationMS, oneLine(s.Text))
 	case string(agent.StepApproval):
 		fmt.Fprintf(e.stdout, "  %d approval %s %s → %s, %s\n", s.Seq, s.Tool, oneLine(compactJSON(s.Args)), s.Outcome, oneLine(s.Text))
+	case string(agent.StepLog):
+		// The server's text: made printable, never interpreted.
+		var a struct{ Server, Level, Logger string }
+		json.Unmarshal(s.Args, &a)
+		fmt.Fprintf(e.stdout, "  %d log %s [%s] %s: %s\n", s.Seq, printable(a.Server), printable(a.Level), printable(a.Logger), printable(oneLine(s.Text)))
 	default:
 		fmt.Fprintf(e.stdout, "  %d %s %s → %s %s\n", s.Seq, s.Kind, s.Tool, s.Outcome, oneLine(s.Text))
 	}

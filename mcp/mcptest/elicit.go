@@ -31,7 +31,7 @@ const defaultElicitSchema = `{"type":"object","properties":{"name":{"type":"stri
 func elicitTool() map[string]any {
 	return map[string]any{"name": "elicit",
 		"description": "Asks the user a question (elicitation) and returns the answer.",
-		"inputSchema": json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"},"schema":{"type":"object"},"mode":{"type":"string","enum":["form","url"]},"url":{"type":"string"}}}`)}
+		"inputSchema": json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"},"log":{"type":"string"},"schema":{"type":"object"},"mode":{"type":"string","enum":["form","url"]},"url":{"type":"string"}}}`)}
 }
 
 // elicitParams are the params of the elicit tool's elicitation/create.
@@ -52,8 +52,14 @@ func (t *toolCall) elicitParams() json.RawMessage {
 
 // elicit asks the client a question — by an elicitation/create request on
 // handshake-era revisions, by an input_required round trip on 2026-07-28 —
-// and answers with what it was told: "elicit: ACTION CONTENT".
+// and answers with what it was told: "elicit: ACTION CONTENT". With log, it
+// first sends that text as a log message (notifications/message, level
+// info, logger "mcptest"), unless logging/setLevel filters info out.
 func (t *toolCall) elicit() {
+	if t.args.Log != "" && len(t.base.InputResponses) == 0 && t.c.logs("info") {
+		params := mustJSON(map[string]any{"level": "info", "logger": "mcptest", "data": t.args.Log})
+		t.out.write(&jsonrpc.Message{Method: "notifications/message", Params: params})
+	}
 	if t.modern {
 		answer, ok := t.base.InputResponses["elicit"]
 		if !ok {

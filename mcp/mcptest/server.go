@@ -23,7 +23,7 @@
 //     request on handshake-era revisions, an input_required result on
 //     2026-07-28, after first_ms), then answers (after then_ms on
 //     2026-07-28, honouring cancellation).
-//   - elicit {message, schema, mode, url} (only with Options.Elicit): asks the user a question
+//   - elicit {message, schema, mode, url, log} (only with Options.Elicit): asks the user a question
 //     (elicitation/create on handshake-era revisions, an input_required
 //     result on 2026-07-28), records the answer (ElicitAnswered) and
 //     returns it as "elicit: ACTION CONTENT".

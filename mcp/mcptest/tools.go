@@ -69,6 +69,7 @@ type toolArgs struct {
 	Schema json.RawMessage `json:"schema"`
 	Mode   string          `json:"mode"`
 	URL    string          `json:"url"`
+	Log    string          `json:"log"`
 }
 
 func intOr(p *int, def int) int {

@@ -190,6 +190,12 @@ func testInputStale(t *testing.T, s InputStore) {
 	mustAwait(t, s, question("q1", "r1"), "w1")
 	ok, err := s.RunRenewLease(ctx, "r1", "w1", at(2*time.Hour))
 	mustWin(t, "renewing the lease of a run waiting for input", ok, err)
+	if err := s.StepAppend(ctx, "w1", &agent.Step{RunID: "r1", Kind: agent.StepLog, Text: "the server logs while it waits"}); err != nil {
+		t.Fatalf("the holder's step while its run waits for input: %v", err)
+	}
+	if err := s.StepAppend(ctx, "w2", &agent.Step{RunID: "r1", Kind: agent.StepLog}); !errors.Is(err, agent.ErrLeaseLost) {
+		t.Fatalf("another segment's step on a run waiting for input: %v, want ErrLeaseLost", err)
+	}
 	ok, err = s.RunRenewLease(ctx, "r1", "w2", at(3*time.Hour))
 	mustLose(t, "renewing by another owner", ok, err)
 	stale, err := s.RunsStale(ctx, at(3*time.Hour))
