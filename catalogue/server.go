@@ -156,7 +156,7 @@ func (s *server) connectLocked(ctx context.Context) (*conn, error) {
 	if s.cfg.Protocol != "" {
 		opts.ProtocolVersion = s.cfg.Protocol
 	}
-	opts.Logger = s.clientLogger() // the process log, and server logs to runs: serverlog.go
+	opts.Logger = s.clientLogger()                           // the process log, and server logs to runs: serverlog.go
 	opts.OnListChanged = s.onListChanged(opts.OnListChanged) // see listchanged.go
 	if s.cat.opts.Elicitation && opts.ElicitationHandler == nil {
 		opts.ElicitationHandler = s.elicit // see elicit.go
