@@ -137,6 +137,15 @@ func TestAQuestionEndsWithItsCall(t *testing.T) {
 	if !strings.Contains(toolStepText(b.steps(run.ID)), "returned early") {
 		t.Fatalf("steps = %v", b.steps(run.ID))
 	}
+	// The question ended before the call's step was recorded: the run
+	// never went on while it still waited.
+	var kinds []string
+	for _, s := range b.steps(run.ID) {
+		kinds = append(kinds, string(s.Kind))
+	}
+	if got := strings.Join(kinds, ","); got != "model,input,tool,model" {
+		t.Fatalf("steps in order: %s; want the question's step before the call's", got)
+	}
 }
 
 // A server's log messages become steps of the run — at most MaxServerLogs
