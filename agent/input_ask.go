@@ -198,11 +198,6 @@ func (a *asker) wait(ctx, bctx context.Context, id string, wake <-chan struct{})
 		case <-ctx.Done():
 			return ended(ctx), &Answer{Action: ActionCancel}
 		case <-a.stop:
-			if d, ok := ctx.Deadline(); ok && time.Until(d) < deadlineSlack && !errors.Is(context.Cause(ctx), ErrRunCancelled) {
-				// The call timed out: its client's timer for the
-				// budget may fire a moment before the deadline.
-				return InputExpired, &Answer{Action: ActionCancel}
-			}
 			return ended(ctx), &Answer{Action: ActionCancel}
 		case <-wake:
 		case <-t.C:
@@ -218,7 +213,16 @@ const deadlineSlack = 100 * time.Millisecond
 // call's budget or the run's deadline passed, cancelled otherwise (the run
 // was cancelled, the server withdrew the question, the call returned).
 func ended(ctx context.Context) InputStatus {
+	if errors.Is(context.Cause(ctx), ErrRunCancelled) {
+		return InputCancelled
+	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return InputExpired
+	}
+	// The call may have ended for its deadline before this context said
+	// so (its client's timer, the call's own cancel on return): by the
+	// clock, it timed out.
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < deadlineSlack {
 		return InputExpired
 	}
 	return InputCancelled

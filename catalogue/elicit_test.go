@@ -259,7 +259,7 @@ func TestElicitationCancelledWhileWaiting(t *testing.T) {
 // A question nobody answers expires with the call's budget: the server is
 // told "cancel", the call fails as timed out, and the run goes on.
 func TestElicitationExpiresWithTheCallsBudget(t *testing.T) {
-	b := newElicitBundle(t, "2025-11-25", 300*time.Millisecond)
+	b := newElicitBundle(t, "2025-11-25", 3*time.Second) // generous: the question must be asked before it passes
 	run := b.submit(`{}`)
 	b.waitStatus(run.ID, agent.StatusCompleted)
 	in := stepOf(b.steps(run.ID), agent.StepInput)
