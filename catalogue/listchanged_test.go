@@ -86,7 +86,7 @@ func TestListChangedReimports(t *testing.T) {
 	}
 	srv.AddTool(&gosdk.Tool{Name: "second", InputSchema: emptyObject}, noArgs)
 	srv.RemoveTools("first")
-	ch := waitChange(t, cat)
+	waitChange(t, cat)
 	// go-sdk may notify once per change: the catalogue may have seen the
 	// add before the removal. Wait for the final set.
 	deadline := time.Now().Add(30 * time.Second)
@@ -96,7 +96,7 @@ func TestListChangedReimports(t *testing.T) {
 	if got := toolNames(t, cat); !slices.Equal(got, []string{"mcp_s_second"}) {
 		t.Fatalf("tools after the change = %v, want mcp_s_second only", got)
 	}
-	ch = cat.Servers()[0].Change
+	ch := cat.Servers()[0].Change
 	// The last change is the one that removed first (with second added,
 	// if go-sdk said it all at once).
 	if ch.Why != "list_changed" || ch.At.IsZero() || !slices.Equal(ch.Removed, []string{"first"}) {
