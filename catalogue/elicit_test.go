@@ -271,3 +271,25 @@ func TestElicitationExpiresWithTheCallsBudget(t *testing.T) {
 		t.Fatalf("questions = %v, %v; want one, expired", qs, err)
 	}
 }
+
+// A url question is stored with its URL, takes no values, and accepting it
+// tells the server accept, with no content.
+func TestElicitationURLMode(t *testing.T) {
+	b := newElicitBundle(t, "2025-11-25", 0)
+	run := b.submit(`{"mode":"url","url":"https://auth.example/connect?state=abc","message":"Connect your account"}`)
+	q := b.question(run.ID)
+	if q.Mode != agent.InputURL || q.URL != "https://auth.example/connect?state=abc" || q.Message != "Connect your account" || q.Schema != nil {
+		t.Fatalf("question = %+v", q)
+	}
+	alice := agent.Actor{ID: "alice"}
+	if err := b.rt.Answer(context.Background(), alice, agent.Reply{RunID: run.ID, Content: json.RawMessage(`{"code":"x"}`)}); !errors.Is(err, agent.ErrInvalidAnswer) {
+		t.Fatalf("values for a url question: %v, want ErrInvalidAnswer", err)
+	}
+	if err := b.rt.Answer(context.Background(), alice, agent.Reply{RunID: run.ID}); err != nil {
+		t.Fatalf("Answer: %v", err)
+	}
+	b.waitStatus(run.ID, agent.StatusCompleted)
+	if got := answers(b.f.srv); len(got) != 1 || got[0]["action"] != "accept" || got[0]["content"] != nil {
+		t.Fatalf("the server was told %v, want accept without content", got)
+	}
+}
