@@ -249,6 +249,7 @@ func (s *segment) toolCall(ctx context.Context, call model.ToolCall, pending *Pe
 	// out for a run that is already cancelled.
 	callCtx, stop := s.rt.watcher.Watch(ctx, s.run.ID)
 	defer stop()
+	callCtx, endAsks := withAsker(callCtx, s, call.Name, s.tr.round) // its server may ask the operator
 	if s.cancelled(callCtx) {
 		return s.recordCall(ctx, call, OutcomeCancelled, cancelledText(call.Name), 0, false)
 	}
@@ -264,6 +265,7 @@ func (s *segment) toolCall(ctx context.Context, call model.ToolCall, pending *Pe
 	}
 	start := s.rt.cfg.Now()
 	res, err := s.callTool(callCtx, tool, pending.CallRef, call.Arguments)
+	endAsks() // no question outlives its call
 	took := s.rt.cfg.Now().Sub(start)
 	if s.parent.Err() != nil && !s.cancelled(callCtx) {
 		// Interrupted by a shutdown: record nothing and leave the fence

@@ -93,6 +93,7 @@ const (
 	StepModel    StepKind = "model"    // a model turn
 	StepTool     StepKind = "tool"     // a tool call and its outcome
 	StepApproval StepKind = "approval" // an operator's decision on a tool call
+	StepInput    StepKind = "input"    // a server's question to the operator, and how it ended
 )
 
 // Outcome is how a tool call ended. A cancelled call is its own outcome,

@@ -87,6 +87,14 @@ type Config struct {
 	// tell other processes (PostgreSQL NOTIFY, the run's job). Its ctx
 	// carries the canceller's values but not its cancellation.
 	OnCancel func(ctx context.Context, runID string)
+	// Inputs, if set, keeps the questions servers ask operators during
+	// runs (see [Ask]); the console and "andon answer" reply to them. Nil:
+	// no tool call can ask an operator, and Reply refuses.
+	Inputs InputStore
+	// InputPollInterval is how often a segment waiting for an answer reads
+	// its question, when no reply made in this process wakes it. Zero
+	// means DefaultInputPollInterval.
+	InputPollInterval time.Duration
 	// Logger receives the runtime's diagnostics. Nil means discard them.
 	Logger *slog.Logger
 	// Now is the clock. Nil means time.Now.
@@ -110,6 +118,7 @@ type Runtime struct {
 	// reach the MCP tasks that calls become (task_cancel.go).
 	tasks     TaskStore
 	taskTools TaskTools
+	waiters   waiters // segments waiting for an operator's answer
 }
 
 // New returns a runtime, or an error if cfg is incomplete.
@@ -133,6 +142,7 @@ func New(cfg Config) (*Runtime, error) {
 	cfg.MaxRounds = cmpOr(cfg.MaxRounds, DefaultMaxRounds)
 	cfg.MaxConcurrentRuns = cmpOr(cfg.MaxConcurrentRuns, DefaultMaxConcurrentRuns)
 	cfg.MaxAttempts = cmpOr(cfg.MaxAttempts, DefaultMaxAttempts)
+	cfg.InputPollInterval = cmpOr(cfg.InputPollInterval, DefaultInputPollInterval)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

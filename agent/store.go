@@ -36,7 +36,8 @@ type Store interface {
 	// queued (another worker took it, or it was cancelled). A [Queue]
 	// that hands out run ids claims with it.
 	RunClaimID(ctx context.Context, id, owner string, leaseUntil time.Time) (*Run, error)
-	// RunRenewLease extends the lease of a running run owner holds.
+	// RunRenewLease extends the lease of a running run owner holds (or one
+	// waiting for input: its segment holds the call that asked).
 	RunRenewLease(ctx context.Context, id, owner string, leaseUntil time.Time) (bool, error)
 	// RunSetPendingEffect stamps (or, with "", clears) the write fence of a
 	// running run owner holds, and renews its lease, in one statement.
@@ -64,7 +65,8 @@ type Store interface {
 	// clearing that stamp would lose the one record that forbids a retry.
 	// Callers ask MayRetry first all the same.
 	RunRequeue(ctx context.Context, id, owner string) (bool, error)
-	// RunsStale lists running runs whose lease expired before now.
+	// RunsStale lists running runs (and runs waiting for input) whose
+	// lease expired before now.
 	RunsStale(ctx context.Context, now time.Time) ([]*Run, error)
 	// RunRequeueStale is RunRequeue for a run whose lease expired before
 	// now, whoever held it.
@@ -74,8 +76,9 @@ type Store interface {
 	RunFinishStale(ctx context.Context, id string, now time.Time, to Status, reason Reason, errText string) (bool, error)
 
 	// StepAppend appends a step to its run for the segment owner, which
-	// must hold the run — running, or cancelled while it held it (the step
-	// that was in flight) — and assigns step.Seq. The guard and the append
+	// must hold the run — running, waiting for input (see [Ask]), or
+	// cancelled while it held it (the step that was in flight) — and
+	// assigns step.Seq. The guard and the append
 	// are one statement. A segment that does not hold the run appends
 	// nothing and gets ErrLeaseLost; a run that does not exist,
 	// ErrNotFound.

@@ -16,6 +16,8 @@
 //	POST /v1/runs/{id}/cancel          operator  cancel it     → {"run", "took_ms"}
 //	POST /v1/runs/{id}/approve         operator  approve the call it waits on  [{"step", "call", "tool", "args_digest"}]
 //	POST /v1/runs/{id}/deny            operator  deny it                       [the same]
+//	POST /v1/runs/{id}/answer          operator  answer the question it waits on  {"question", "content"}
+//	POST /v1/runs/{id}/decline         operator  decline it                          [{"question"}]
 //	GET  /v1/audit?run=&action=&limit=&before=
 //	                                   viewer    audit rows, newest first
 //	GET  /v1/whoami                    viewer    the token's name and role
@@ -109,6 +111,9 @@ type Config struct {
 	// if Actor.Admin and operator otherwise — for an API embedded in a
 	// program or a test; `andon serve` always sets it.
 	Tokens token.Store
+	// Inputs, if set, shows the question a run waiting for input waits
+	// on, in its detail (see input.go). Nil: none is shown.
+	Inputs agent.InputStore
 	// Catalogue, if set, serves the servers and tools routes: see
 	// [Catalogue].
 	Catalogue Catalogue
@@ -211,6 +216,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.route(mux, "POST /v1/runs/{id}/cancel", token.RoleOperator, s.cancelRun)
 	s.route(mux, "POST /v1/runs/{id}/approve", token.RoleOperator, s.decide(true))
 	s.route(mux, "POST /v1/runs/{id}/deny", token.RoleOperator, s.decide(false))
+	s.inputRoutes(mux) // answer, decline: see input.go
 	s.route(mux, "GET /v1/audit", token.RoleViewer, s.listAudit)
 	s.route(mux, "GET /v1/whoami", token.RoleViewer, s.whoami)
 	s.toolRoutes(mux)
@@ -338,6 +344,7 @@ func (s *server) showRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
+	detail.Question = s.question(r.Context(), run)
 	for i, st := range steps {
 		detail.Steps[i] = toStep(st)
 	}

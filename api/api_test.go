@@ -61,6 +61,9 @@ type options struct {
 	configure func(*api.Config)
 	// wrap, if set, wraps the API's handler.
 	wrap func(http.Handler) http.Handler
+	// elicit offers the test server's elicit tool, and puts its questions
+	// to the operator (the runtime's and the API's Inputs).
+	elicit bool
 }
 
 // fixture is the API in front of a real runtime, on a real SQLite store,
@@ -90,7 +93,7 @@ func newFixture(t *testing.T, o options) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	f := &fixture{t: t, store: &faultyStore{Store: st}, sqlite: st, mcp: mcptest.NewServer(nil), logs: &syncBuffer{}, dbPath: dbPath}
+	f := &fixture{t: t, store: &faultyStore{Store: st}, sqlite: st, mcp: mcptest.NewServer(&mcptest.Options{Elicit: o.elicit}), logs: &syncBuffer{}, dbPath: dbPath}
 	t.Cleanup(f.mcp.Close)
 
 	approval := o.approval
@@ -104,7 +107,8 @@ func newFixture(t *testing.T, o options) *fixture {
 		srv.Approval = catalogue.ApprovalOtherPerson
 	}
 	cat, err := catalogue.New(&catalogue.Config{Servers: []catalogue.Server{srv}}, &catalogue.Options{
-		Dial: func(context.Context, catalogue.Server) (mcp.Transport, error) { return f.mcp.Transport(), nil },
+		Dial:        func(context.Context, catalogue.Server) (mcp.Transport, error) { return f.mcp.Transport(), nil },
+		Elicitation: o.elicit,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -121,10 +125,17 @@ func newFixture(t *testing.T, o options) *fixture {
 		f.audit = audit.New(st, bytes.Repeat([]byte{7}, audit.MinKeySize))
 		auditRuntime = func(c *agent.Config) { c.Audit = f.audit } // decisions on calls
 	}
-	rt := newRuntime(t, f.store, cat, logger, o.idle, auditRuntime)
+	var inputs func(*agent.Config)
+	if o.elicit {
+		inputs = func(c *agent.Config) { c.Inputs, c.InputPollInterval = st, 20*time.Millisecond }
+	}
+	rt := newRuntime(t, f.store, cat, logger, o.idle, auditRuntime, inputs)
 	f.rt = rt
 
 	cfg := api.Config{Runtime: rt, Store: f.store, Actor: o.actor, Catalogue: cat, Logger: logger}
+	if o.elicit {
+		cfg.Inputs = st
+	}
 	if f.audit != nil {
 		cfg.Audit = f.audit
 	}

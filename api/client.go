@@ -158,6 +158,26 @@ func (c *Client) DecideCall(ctx context.Context, id string, approve bool, call *
 	return &res.Run, c.do(ctx, http.MethodPost, "/v1/runs/"+url.PathEscape(id)+verb, in, &res)
 }
 
+// AnswerRun answers the question a run waits for input on with content
+// (a JSON object fitting the question's schema; none for a url question).
+// question, if not empty, names the question answered: the API answers
+// conflict unless the run waits on exactly that one.
+func (c *Client) AnswerRun(ctx context.Context, id, question string, content json.RawMessage) (*Run, error) {
+	return c.replyRun(ctx, id, "/answer", Reply{Question: question, Content: content})
+}
+
+// DeclineRun declines the question a run waits for input on.
+func (c *Client) DeclineRun(ctx context.Context, id, question string) (*Run, error) {
+	return c.replyRun(ctx, id, "/decline", Reply{Question: question})
+}
+
+func (c *Client) replyRun(ctx context.Context, id, verb string, r Reply) (*Run, error) {
+	var res struct {
+		Run Run `json:"run"`
+	}
+	return &res.Run, c.do(ctx, http.MethodPost, "/v1/runs/"+url.PathEscape(id)+verb, r, &res)
+}
+
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
 	var body io.Reader
 	if in != nil {

@@ -68,6 +68,27 @@ type MCPServer struct {
 	// /v1/servers/{name}/connect) or `andon auth login NAME`.
 	Auth       string `json:"auth,omitempty"`
 	NeedsLogin bool   `json:"needs_login,omitempty"`
+	// ToolsChange is the last change of the server's tools a re-import
+	// found (the server sent notifications/tools/list_changed, or a call
+	// found a tool gone); absent if none.
+	ToolsChange *ToolsChange `json:"tools_change,omitempty"`
+}
+
+// ToolsChange is a change of a server's tools: when andon found it, why
+// it looked ("list_changed" or "unknown_tool"), and the tools (their names
+// on the server) added and removed.
+type ToolsChange struct {
+	At      time.Time `json:"at"`
+	Why     string    `json:"why"`
+	Added   []string  `json:"added"`
+	Removed []string  `json:"removed"`
+}
+
+func toToolsChange(c *catalogue.ToolsChange) *ToolsChange {
+	if c == nil {
+		return nil
+	}
+	return &ToolsChange{At: c.At, Why: c.Why, Added: append([]string{}, c.Added...), Removed: append([]string{}, c.Removed...)}
 }
 
 // Tool is an imported tool as the API shows it, with the settings that
@@ -116,7 +137,8 @@ func (s *server) listServers(w http.ResponseWriter, r *http.Request) {
 	for i, in := range infos {
 		out[i] = MCPServer{Name: in.Name, Transport: in.Transport, URL: in.URL, Command: in.Command,
 			Enabled: in.Enabled, Tools: in.Tools, Error: in.Error, Failures: in.Failures,
-			FailedAt: timePtr(in.FailedAt), RetryAt: timePtr(in.RetryAt), Auth: in.Auth, NeedsLogin: in.NeedsLogin}
+			FailedAt: timePtr(in.FailedAt), RetryAt: timePtr(in.RetryAt), Auth: in.Auth, NeedsLogin: in.NeedsLogin,
+			ToolsChange: toToolsChange(in.Change)}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"servers": out})
 }

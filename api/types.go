@@ -33,7 +33,9 @@ type Run struct {
 // AuditNextBefore, if not zero, is the before of GET /v1/audit?run=ID for
 // the older rows.
 type RunDetail struct {
-	Run       Run        `json:"run"`
+	Run Run `json:"run"`
+	// Question is the question a run waiting for input waits on.
+	Question  *Question  `json:"question,omitempty"`
 	Steps     []Step     `json:"steps"`
 	Approvals []Approval `json:"approvals"`
 	// Tasks are the calls that became MCP tasks on their servers (tasks.go).

@@ -83,6 +83,17 @@ const (
 // unreachable) and OK is true only when it acknowledged.
 const ActionTaskCancel Action = "task_cancel"
 
+// The actions of operators' replies to a server's question during a run
+// (elicitation). Each row names the run, who replied (Purpose: "by NAME"),
+// and the question (Path: "SERVER TOOL question=ID fields=a,b": the names of
+// the fields given, never their values).
+const (
+	// ActionInputAnswered records an answer to a question.
+	ActionInputAnswered Action = "input_answered"
+	// ActionInputDeclined records a refusal to answer.
+	ActionInputDeclined Action = "input_declined"
+)
+
 // Entry is what a caller records. It never holds a secret, a header value or
 // a query string: [Log.Record] drops anything after '?' or '#' in Path.
 type Entry struct {

@@ -84,6 +84,13 @@ type Options struct {
 	// it has ended: err is nil if it succeeded, else an [*ImportError].
 	// Keep it short. Nil costs nothing.
 	OnImport func(server string, err error)
+
+	// Elicitation makes every server's client declare the elicitation
+	// capability and put the questions a server asks during a tool call
+	// to the operator of the call's run (see elicit.go and agent.Ask),
+	// unless Client sets an ElicitationHandler of its own. False: the
+	// capability is not declared.
+	Elicitation bool
 }
 
 // Defaults of [Options].ImportBackoff and MaxImportBackoff.

@@ -103,6 +103,10 @@ type ServerInfo struct {
 	// `andon auth login NAME`, or Connect in the console.
 	Auth       string
 	NeedsLogin bool
+	// Change is the last change of the server's tools a re-import found
+	// (after notifications/tools/list_changed, or a call to a tool the
+	// server no longer has); nil if none.
+	Change *ToolsChange
 }
 
 // ToolInfo describes an imported tool to an operator, with the settings
@@ -138,6 +142,10 @@ func (c *Catalogue) Servers() []ServerInfo {
 		s.mu.Lock()
 		tools, err := s.tools, s.lastErr
 		info.FailedAt, info.RetryAt, info.Failures = s.failedAt, s.retryAt, s.failures
+		if s.change != nil {
+			ch := *s.change
+			info.Change = &ch
+		}
 		s.mu.Unlock()
 		info.Imported, info.Tools = tools != nil, len(tools)
 		info.Auth, info.NeedsLogin = s.cfg.Auth, errors.Is(err, ErrNeedsLogin)

@@ -36,6 +36,16 @@ type server struct {
 	failures          int
 	failedAt, retryAt time.Time
 	flight            *flight // the import under way, if any
+
+	calls inflight // tool calls in flight, for the questions the server asks
+
+	// refreshing is set while a re-import for a change of the server's
+	// tools runs, refreshAgain when another change came meanwhile; change
+	// is the last change one found (see listchanged.go).
+	refreshing, refreshAgain bool
+	change                   *ToolsChange
+
+	logs logQueue // its log messages, on their way to runs' timelines
 }
 
 // flight is one import of a server's tools under way, which every listing
@@ -146,7 +156,11 @@ func (s *server) connectLocked(ctx context.Context) (*conn, error) {
 	if s.cfg.Protocol != "" {
 		opts.ProtocolVersion = s.cfg.Protocol
 	}
-	opts.Logger = s.logger
+	opts.Logger = s.clientLogger()                           // the process log, and server logs to runs: serverlog.go
+	opts.OnListChanged = s.onListChanged(opts.OnListChanged) // see listchanged.go
+	if s.cat.opts.Elicitation && opts.ElicitationHandler == nil {
+		opts.ElicitationHandler = s.elicit // see elicit.go
+	}
 	client, err := mcp.Connect(ctx, t, &opts)
 	if err != nil {
 		return nil, &legError{leg: connectLeg(err), err: needsLogin(s.cfg.Name, fmt.Errorf("catalogue: server %q: %w", s.cfg.Name, err))}

@@ -244,6 +244,7 @@ func (t *Tool) call(ctx context.Context, args json.RawMessage) (*agent.ToolResul
 	if err != nil {
 		return t.failure(ctx, t.budgetPassed(ctx, bctx, err))
 	}
+	defer t.srv.calls.add(bctx)() // for a question the server asks meanwhile
 	opts := &mcp.CallOptions{
 		Timeout:                b.Timeout,
 		ResetTimeoutOnProgress: *b.ProgressResetsTimeout,
@@ -259,6 +260,9 @@ func (t *Tool) call(ctx context.Context, args json.RawMessage) (*agent.ToolResul
 			// The connection is gone. This call may have reached the
 			// server: it is not retried. The next call reconnects.
 			t.srv.drop(c)
+		}
+		if unknownTool(err) { // the server's tools changed: see listchanged.go
+			t.srv.refresh("unknown_tool")
 		}
 		return t.failure(ctx, t.budgetPassed(ctx, bctx, &legError{leg: "tools/call", err: needsLogin(t.srv.cfg.Name, err)}))
 	}

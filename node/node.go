@@ -155,6 +155,8 @@ func New(ctx context.Context, cfg *Config) (_ *Node, err error) {
 		Client:     &mcp.ClientOptions{OnCancelSent: n.metrics.CancelSent},
 		OnCall:     n.metrics.ToolCall,
 		OnImport:   n.metrics.ServerImport,
+		// A server's question during a run goes to the run's operator.
+		Elicitation: true,
 	}); err != nil {
 		return nil, err
 	}
@@ -173,7 +175,7 @@ func New(ctx context.Context, cfg *Config) (_ *Node, err error) {
 		return nil, err
 	}
 	if n.handler, err = api.NewHandler(api.Config{Runtime: n.rt, Store: n.store, Audit: n.audit, Tokens: n.store,
-		Catalogue: n.cat, Metrics: n.metrics, Logger: logger, Stop: streams,
+		Catalogue: n.cat, Metrics: n.metrics, Logger: logger, Stop: streams, Inputs: n.store,
 		Connect: &api.Connect{Setup: catalogue.OAuthSetup{Egress: ecfg, Vault: n.vault}, Server: n.cat.Server}}); err != nil {
 		return nil, err
 	}
@@ -219,6 +221,7 @@ func (cfg *Config) runtime(n *Node, newModel func(context.Context, *agent.Reques
 		ResumeElsewhere: cfg.APIOnly,
 		OnCancel:        announceCancel(n.store, n.bus, n.logger),
 		Audit:           n.audit, // every decision on a tool call is an audit row
+		Inputs:          n.store, // servers' questions to operators, answered from any process
 		Logger:          n.logger,
 	}
 	if !cfg.APIOnly {

@@ -19,6 +19,7 @@ type Store interface {
 	vault.Backend
 	audit.Store
 	agent.Store
+	agent.InputStore // servers' questions to operators
 	catalogue.SettingsStore
 	token.Store
 	// Queue returns the River queue of the runs' jobs.

@@ -88,3 +88,10 @@ func TestTasksConformance(t *testing.T) {
 		storetest.ExerciseTasks(t, func(t *testing.T) storetest.TaskStore { return fresh(t) })
 	})
 }
+
+func TestInputsConformance(t *testing.T) {
+	t.Parallel()
+	withFreshStores(t, func(t *testing.T, fresh func(t *testing.T) *sqlstore.Store) {
+		storetest.ExerciseInputs(t, func(t *testing.T) storetest.InputStore { return fresh(t) })
+	})
+}

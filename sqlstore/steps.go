@@ -13,9 +13,10 @@ import (
 const stepColumns = `run_id, seq, at, kind, round, tool, args, outcome, text, duration_ns`
 
 // heldForSteps is the guard of a step append, on the runs row: owner holds
-// the run, which is running or was cancelled while owner held it (a cancel
-// keeps the lease owner).
-const heldForSteps = `lease_owner = %s AND status IN ('running', 'cancelled')`
+// the run, which is running, waiting for input (its segment holds the call
+// that asked, and what the server logs meanwhile is a step of it), or was
+// cancelled while owner held it (a cancel keeps the lease owner).
+const heldForSteps = `lease_owner = %s AND status IN ('running', 'waiting_for_input', 'cancelled')`
 
 // StepAppend implements [agent.Store]. One statement checks the lease,
 // picks seq (the run's last plus one) and inserts the step, so a segment

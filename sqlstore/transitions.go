@@ -26,6 +26,13 @@ import (
 // terminal is the SQL list of terminal statuses (agent.Status.Terminal).
 const terminal = `('completed', 'failed', 'cancelled')`
 
+// held is the SQL list of the statuses in which a segment holds a run's
+// lease: running, and waiting_for_input — a server's question to the
+// operator, which the segment waits on with the tool call held open
+// (agent.Ask), renewing its lease; a run whose segment died waiting is
+// stale like any other.
+const held = `('running', 'waiting_for_input')`
+
 // Errors for arguments no transition can accept. They are programming
 // errors, not lost races, so they are errors rather than false.
 var (
@@ -88,7 +95,7 @@ func (s *Store) RunRenewLease(ctx context.Context, id, owner string, leaseUntil 
 		return false, fmt.Errorf("sqlstore: %s: %w", what, err)
 	}
 	return s.transition(ctx, what, `UPDATE runs SET lease_expires = ?
-		WHERE id = ? AND status = 'running' AND lease_owner = ?`,
+		WHERE id = ? AND status IN `+held+` AND lease_owner = ?`,
 		nanos(leaseUntil), id, owner)
 }
 
@@ -184,12 +191,13 @@ func (s *Store) RunRequeue(ctx context.Context, id, owner string) (bool, error) 
 		id, owner, string(agent.EffectNonIdempotentWrite))
 }
 
-// RunsStale implements [agent.Store]: running runs with a lease deadline
+// RunsStale implements [agent.Store]: running runs (and runs waiting for
+// input, whose segment holds the lease) with a lease deadline
 // (not 0) before now, the longest expired first. A running run without a
 // lease deadline is never stale.
 func (s *Store) RunsStale(ctx context.Context, now time.Time) ([]*agent.Run, error) {
 	return s.queryRuns(ctx, "listing stale runs", `SELECT `+runColumns+` FROM runs
-		WHERE status = 'running' AND lease_expires <> 0 AND lease_expires < ?
+		WHERE status IN `+held+` AND lease_expires <> 0 AND lease_expires < ?
 		ORDER BY lease_expires, id`, now.UnixNano())
 }
 
@@ -198,7 +206,7 @@ func (s *Store) RunsStale(ctx context.Context, now time.Time) ([]*agent.Run, err
 func (s *Store) RunRequeueStale(ctx context.Context, id string, now time.Time) (bool, error) {
 	return s.requeue(ctx, "requeueing stale run "+id, id, `UPDATE runs
 		SET status = 'queued', lease_owner = '', lease_expires = 0, pending_effect = ''
-		WHERE id = ? AND status = 'running' AND lease_expires <> 0 AND lease_expires < ? AND pending_effect <> ?`,
+		WHERE id = ? AND status IN `+held+` AND lease_expires <> 0 AND lease_expires < ? AND pending_effect <> ?`,
 		id, now.UnixNano(), string(agent.EffectNonIdempotentWrite))
 }
 
@@ -211,7 +219,7 @@ func (s *Store) RunFinishStale(ctx context.Context, id string, now time.Time, to
 	}
 	return s.transition(ctx, what, `UPDATE runs SET status = ?, reason = ?, error = ?, finished_at = ?,
 			suspended = NULL, lease_owner = '', lease_expires = 0
-		WHERE id = ? AND status = 'running' AND lease_expires <> 0 AND lease_expires < ?`,
+		WHERE id = ? AND status IN `+held+` AND lease_expires <> 0 AND lease_expires < ?`,
 		string(to), string(reason), errText, now.UnixNano(), id, now.UnixNano())
 }
 

@@ -259,6 +259,8 @@
     $('audit-table').tBodies[0].replaceChildren();
     $('audit-more').hidden = true;
     $('approval').hidden = true;
+    $('question').hidden = true;
+    $('question-status').textContent = '';
     $('cancel-button').disabled = true;
     $('main').focus();
 
@@ -365,6 +367,7 @@
       $('approval-ref').textContent = p ? 'Step ' + p.step + ', call ' + p.call + (p.call_id ? ' (model id ' + p.call_id + ')' : '') + ' · arguments ' + p.args_digest : '';
       $('approval-four-eyes').hidden = !(p && p.four_eyes);
     }
+    renderQuestion(st);
     renderTimeline(st, pending);
   }
 
@@ -397,6 +400,123 @@
     return st.tasks.find((t) => t.step === model.seq && t.call === index) || null;
   }
 
+  // --- a server's question to the operator (elicitation) ---------------------
+
+  // renderQuestion shows the question a run waiting for input waits on,
+  // read from the run's detail, with a field for each property of its
+  // requested schema. The server's text is shown as text; a url question's
+  // address is shown, never opened or made a link.
+  function renderQuestion(st) {
+    const r = st.run;
+    const waiting = r && r.status === 'waiting_for_input';
+    $('question').hidden = !(waiting && st.question);
+    if (!waiting) { st.question = null; return; }
+    if (!st.questionLoading && !st.question) loadQuestion(st);
+  }
+
+  async function loadQuestion(st) {
+    st.questionLoading = true;
+    try {
+      const d = await api('GET', '/v1/runs/' + encodeURIComponent(st.id));
+      if (st.stopped) return;
+      const q = d.question || null;
+      st.question = q;
+      if (!q) { $('question').hidden = true; return; }
+      showQuestion(q);
+      $('question').hidden = false;
+    } catch (e) { /* the stream reports what matters */ } finally {
+      st.questionLoading = false;
+    }
+  }
+
+  function showQuestion(q) {
+    $('question-server').textContent = q.server;
+    $('question-tool').textContent = q.tool;
+    $('question-message').textContent = q.message;
+    $('question-url-part').hidden = q.mode !== 'url';
+    $('question-url').textContent = q.mode === 'url' ? q.url : '';
+    $('question-expires').textContent = 'The server waits until ' + fmtTime(q.expires_at) + '.';
+    $('question-status').textContent = '';
+    $('answer-button').textContent = q.mode === 'url' ? 'Done: I have been there' : 'Answer';
+    const fields = [];
+    const schema = q.schema || {};
+    const props = schema.properties || {};
+    const required = new Set(schema.required || []);
+    for (const name of Object.keys(props).sort()) {
+      const p = props[name] || {};
+      const id = 'q-field-' + name.replace(/[^A-Za-z0-9_-]/g, '_');
+      const label = el('label', { for: id, text: (p.title || name) + (required.has(name) ? ' (required)' : '') });
+      let input;
+      if (Array.isArray(p.enum)) {
+        input = el('select', { id });
+        if (!required.has(name)) input.append(el('option', { value: '', text: '—' }));
+        for (const v of p.enum) input.append(el('option', { value: String(v), text: String(v) }));
+      } else if (p.type === 'boolean') {
+        input = el('input', { id, type: 'checkbox' });
+        if (p.default === true) input.checked = true;
+      } else {
+        const type = p.type === 'integer' || p.type === 'number' ? 'number'
+          : p.format === 'password' || p.writeOnly ? 'password'
+            : p.format === 'email' ? 'email' : p.format === 'uri' ? 'url' : p.format === 'date' ? 'date' : 'text';
+        input = el('input', { id, type, autocomplete: 'off', spellcheck: 'false' });
+        if (p.type === 'integer') input.step = '1';
+        if (required.has(name)) input.required = true;
+        if (p.default !== undefined) input.value = String(p.default);
+      }
+      input.dataset.name = name;
+      input.dataset.type = p.type || 'string';
+      const row = el('p', { class: 'field' }, label, input);
+      if (p.description) row.append(el('span', { class: 'muted', text: p.description }));
+      fields.push(row);
+    }
+    $('question-fields').replaceChildren(...fields);
+  }
+
+  // questionContent reads the form's fields into an answer, typed by the
+  // schema; an empty optional field is left out.
+  function questionContent() {
+    const content = {};
+    for (const input of $('question-fields').querySelectorAll('[data-name]')) {
+      const name = input.dataset.name;
+      const type = input.dataset.type;
+      if (type === 'boolean') { content[name] = input.checked; continue; }
+      if (input.value === '') continue;
+      content[name] = type === 'integer' ? parseInt(input.value, 10) : type === 'number' ? Number(input.value) : input.value;
+    }
+    return content;
+  }
+
+  async function reply(verb) {
+    const st = current;
+    if (!st || !st.question) return;
+    const q = st.question;
+    $('answer-button').disabled = true;
+    $('decline-button').disabled = true;
+    $('question-status').textContent = verb === 'answer' ? 'Answering…' : 'Declining…';
+    const body = { question: q.id };
+    if (verb === 'answer' && q.mode !== 'url') body.content = questionContent();
+    try {
+      const res = await api('POST', '/v1/runs/' + encodeURIComponent(st.id) + '/' + verb, body);
+      $('question-status').textContent = verb === 'answer' ? 'Answered. The server has it; the run goes on.' : 'Declined. The server is told; the run goes on.';
+      st.run = res.run;
+      renderRun(st);
+    } catch (e) {
+      if (e instanceof AuthNeeded) return;
+      if (e.status === 409) {
+        $('question-status').textContent = 'The run no longer waits on this question (answered, ended or cancelled); nothing was sent.';
+        st.question = null; // look again: it may wait on another one now
+        if (st.run) renderRun(st);
+      } else {
+        $('question-status').textContent = 'Could not ' + verb + ': ' + e.message;
+      }
+    } finally {
+      $('answer-button').disabled = false;
+      $('decline-button').disabled = false;
+    }
+  }
+  $('question-form').addEventListener('submit', (ev) => { ev.preventDefault(); reply('answer'); });
+  $('decline-button').addEventListener('click', () => reply('decline'));
+
   function renderTimeline(st, pending) {
     const steps = [...st.steps.values()].sort((a, b) => a.seq - b.seq);
     const items = steps.map((s) => {
@@ -407,6 +527,14 @@
         if (s.text) li.append(el('p', { text: s.text }));
       } else if (s.kind === 'tool') {
         li.append(el('p', { class: 'what' }, 'Tool call ' + s.tool + ' — ', el('span', { class: 'o-' + s.outcome, text: s.outcome })));
+        if (s.text) li.append(el('pre', { text: s.text }));
+      } else if (s.kind === 'log') {
+        const a = s.args || {};
+        li.classList.add('lvl-' + String(a.level || 'info').replace(/[^a-z]/g, ''));
+        li.append(el('p', { class: 'what', text: 'Server log from ' + (a.server || '?') + ' (' + (a.level || '?') + (a.logger ? ', ' + a.logger : '') + ')' }));
+        if (s.text) li.append(el('pre', { text: s.text }));
+      } else if (s.kind === 'input') {
+        li.append(el('p', { class: 'what' }, 'Question from the server — ', el('span', { class: 'o-' + s.outcome, text: s.outcome === 'ok' ? 'answered' : s.outcome })));
         if (s.text) li.append(el('pre', { text: s.text }));
       } else if (s.kind === 'approval') {
         li.append(el('p', { class: 'what', text: (s.outcome === 'ok' ? 'Approved ' : 'Denied ') + s.tool + ' — ' + (s.text || '') }));
@@ -447,6 +575,8 @@
     call_denied: 'tool call denied',
     call_approval_refused: 'approval refused',
     task_cancel: 'MCP task cancelled (tasks/cancel)',
+    input_answered: 'question answered',
+    input_declined: 'question declined',
     api_denied: 'request refused',
     api_denied_repeated: 'requests refused again',
   };
@@ -454,7 +584,7 @@
   function renderAudit(st) {
     const rows = st.audit.map((a) => el('tr', { 'data-action': a.action },
       el('td', { text: fmtTime(a.time) }),
-      el('td', {}, el('code', { text: a.action }), ' ', ACTIONS[a.action] || '', a.action.startsWith('call_') ? ' ' + (a.purpose || '') : ''),
+      el('td', {}, el('code', { text: a.action }), ' ', ACTIONS[a.action] || '', a.action.startsWith('call_') || a.action.startsWith('input_') ? ' ' + (a.purpose || '') : ''),
       el('td', { text: [a.method, (a.host || '') + (a.path || '')].filter(Boolean).join(' ') }),
       el('td', { text: a.status ? String(a.status) : '—' }),
       el('td', { text: fmtMS(a.duration_ms) }),
@@ -595,7 +725,7 @@
     const tr = el('tr', { 'data-server': s.name },
       el('td', { text: s.name }), el('td', { text: s.transport || '' }),
       el('td', { text: s.url || (Array.isArray(s.command) ? s.command.join(' ') : s.command || '') }),
-      el('td', { text: yesNo(s.enabled) }), el('td', { text: String(s.tools ?? '') }),
+      el('td', { text: yesNo(s.enabled) }), el('td', {}, String(s.tools ?? ''), toolsChange(s.tools_change)),
       el('td', { class: s.error ? 'error' : '', text: importProblem(st, s) }));
     if (st.admin) {
       const b = el('button', { type: 'button', class: 'small', 'data-key': 'import:' + s.name,
@@ -652,6 +782,17 @@
     status.textContent = ok ? 'Connected ' + ok + ': andon holds its token now.' :
       'Could not connect ' + failed + '; the API\'s log says why. Try Connect again, or andon auth login ' + failed + '.';
     history.replaceState(null, '', window.location.pathname + window.location.hash);
+  }
+
+  // toolsChange says when the server's tools last changed while andon ran,
+  // and how: the tools added and removed (null if they never did).
+  function toolsChange(c) {
+    if (!c) return null;
+    const why = c.why === 'unknown_tool' ? 'a call found a tool gone' : 'the server said so';
+    const parts = [];
+    if (c.added && c.added.length) parts.push(c.added.length + ' added (' + c.added.join(', ') + ')');
+    if (c.removed && c.removed.length) parts.push(c.removed.length + ' removed (' + c.removed.join(', ') + ')');
+    return el('span', { class: 'muted tools-change', text: ' · changed ' + fmtTime(c.at) + ' (' + why + '): ' + parts.join(', ') });
   }
 
   // importProblem says why a server's last import failed and when runs'

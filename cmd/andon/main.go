@@ -4,7 +4,7 @@
 // within a bounded time, without retrying a half-sent write.
 //
 // andon serve runs the agent runtime and its JSON API on 127.0.0.1:7700
-// (--addr picks another); run, runs, show, cancel, approve and deny talk
+// (--addr picks another); run, runs, show, cancel, approve, deny, answer and decline talk
 // to it, at --api, else ANDON_API, else that default. andon worker runs
 // more of the runtime, without the API, on the same database (with --db
 // postgres://…, on other machines too). It also talks to MCP servers
@@ -65,6 +65,8 @@ func commands() []command {
 		{"cancel", "cancel a run; its call in flight stops on the wire", runCancel},
 		{"approve", "approve the tool call a run waits on", runApprove},
 		{"deny", "deny the tool call a run waits on", runDeny},
+		{"answer", "answer the question a server asked during a run", runAnswer},
+		{"decline", "decline the question a server asked during a run", runDecline},
 		{"call", "call one tool on an MCP server and print the result", runCall},
 		{"tools", "list the tools an MCP server offers", runTools},
 		{"tasks", "get, list, follow or cancel an MCP server's tasks (list|get|follow|cancel)", runTasks},

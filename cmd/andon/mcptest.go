@@ -41,6 +41,7 @@ Flags:
                     refused its GET with 405 unless sse is in the list
   -json-response    answer HTTP requests with JSON, not event streams
   -invalid-tool     also offer bad_header, a tool with an invalid x-mcp-header
+  -elicit           also offer elicit, a tool that asks the user a question
   -stall LIST       comma-separated methods to record and never answer
                     (initialize; over HTTP also notifications/initialized,
                     DELETE)

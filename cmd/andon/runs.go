@@ -36,11 +36,18 @@ type apiFlags struct {
 const envToken = "ANDON_TOKEN"
 
 func addAPIFlags(fs *flagSet) *apiFlags {
+	f := addAPIConnFlags(fs)
+	fs.BoolVar(&f.json, "json", false, "print JSON")
+	return f
+}
+
+// addAPIConnFlags adds the flags that reach andon serve (--api, --token)
+// without --json: for a command whose --json means something else.
+func addAPIConnFlags(fs *flagSet) *apiFlags {
 	f := &apiFlags{fs: fs}
 	fs.StringVar(&f.addr, "api", "", "the `address` of the running andon serve: host:port, or its URL as serve prints it (http://127.0.0.1:7711); default: "+envAPI+" if set, else "+defaultAPI)
 	fs.StringVar(&f.token, "token", "", "the API `token`; default: "+envToken+" if set, else the file "+defaultTokenFile+
 		" in the current directory (what andon serve writes on first start). Prefer those: a command line is visible to every user of the machine")
-	fs.BoolVar(&f.json, "json", false, "print JSON")
 	return f
 }
 
@@ -238,6 +245,11 @@ func printStep(e *env, s api.Step) {
 		fmt.Fprintf(e.stdout, "  %d tool %s → %s (%.0f ms): %s\n", s.Seq, s.Tool, s.Outcome, s.DurationMS, oneLine(s.Text))
 	case string(agent.StepApproval):
 		fmt.Fprintf(e.stdout, "  %d approval %s %s → %s, %s\n", s.Seq, s.Tool, oneLine(compactJSON(s.Args)), s.Outcome, oneLine(s.Text))
+	case string(agent.StepLog):
+		// The server's text: made printable, never interpreted.
+		var a struct{ Server, Level, Logger string }
+		json.Unmarshal(s.Args, &a)
+		fmt.Fprintf(e.stdout, "  %d log %s [%s] %s: %s\n", s.Seq, printable(a.Server), printable(a.Level), printable(a.Logger), printable(oneLine(s.Text)))
 	default:
 		fmt.Fprintf(e.stdout, "  %d %s %s → %s %s\n", s.Seq, s.Kind, s.Tool, s.Outcome, oneLine(s.Text))
 	}
@@ -322,6 +334,9 @@ func runShow(ctx context.Context, e *env, args []string) int {
 	fmt.Fprintf(e.stdout, "  write fence: %s\n", fence)
 	if p := r.Pending; p != nil {
 		printPending(e, r.ID, p)
+	}
+	if q := d.Question; q != nil {
+		printQuestion(e, r.ID, q)
 	}
 	fmt.Fprintln(e.stdout, "  steps:")
 	for _, s := range d.Steps {

@@ -496,6 +496,8 @@ func TestRunCommandsWithoutServer(t *testing.T) {
 		{"cancel", "run_x"},
 		{"approve", "run_x"},
 		{"deny", "run_x"},
+		{"answer", "run_x", "--field", "name=x"},
+		{"decline", "run_x"},
 	} {
 		r := runAndonIn(t, dir, append(args, "--api", addr)...)
 		r.check(t, exitTransport)

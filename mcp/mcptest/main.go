@@ -23,6 +23,7 @@ import (
 //	-silent-discover  ignore server/discover instead of refusing it
 //	-page-size N      split listings (tools, resources, prompts) into pages of N
 //	-invalid-tool     also offer bad_header (an invalid x-mcp-header)
+//	-elicit           also offer elicit, a tool that asks the user a question
 //	-http ADDR        serve HTTP on ADDR (a loopback address such as
 //	                  127.0.0.1:0) instead of stdio; the URL is printed on
 //	                  stdout as the first line
@@ -42,6 +43,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	silent := fs.Bool("silent-discover", false, "ignore server/discover instead of refusing it")
 	pageSize := fs.Int("page-size", 0, "split listings into pages of `N` items")
 	invalidTool := fs.Bool("invalid-tool", false, "also offer bad_header, a tool with an invalid x-mcp-header")
+	elicit := fs.Bool("elicit", false, "also offer elicit, a tool that asks the user a question")
 	httpAddr := fs.String("http", "", "serve HTTP on `ADDR` instead of stdio")
 	generations := fs.String("generations", "", "comma-separated HTTP `generations`: stateless, sessions, sse")
 	jsonResponse := fs.Bool("json-response", false, "answer HTTP requests with JSON, not event streams")
@@ -51,7 +53,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	opts := &Options{SilentDiscover: *silent, PageSize: *pageSize, InvalidTool: *invalidTool, Stderr: stderr, Tasks: *tasks}
+	opts := &Options{SilentDiscover: *silent, PageSize: *pageSize, InvalidTool: *invalidTool, Elicit: *elicit, Stderr: stderr, Tasks: *tasks}
 	if *stall != "" {
 		opts.Stall = strings.Split(*stall, ",")
 	}

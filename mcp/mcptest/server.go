@@ -29,6 +29,10 @@
 //     the client's model for a message (sampling/createMessage, message as
 //     the prompt) and answers "sampling: …". A call cancelled while the
 //     client answers cancels the question (notifications/cancelled).
+//   - elicit {message, schema, mode, url, log} (only with Options.Elicit): asks the user a question
+//     (elicitation/create on handshake-era revisions, an input_required
+//     result on 2026-07-28), records the answer (ElicitAnswered) and
+//     returns it as "elicit: ACTION CONTENT".
 //   - crash: the connection ends mid-call (the executable exits with status 3).
 //   - garbage: writes a line that is not JSON, then answers.
 //   - split: writes its answer in two pieces, 20ms apart.
@@ -75,6 +79,10 @@ type Options struct {
 	// InvalidTool adds bad_header, a tool whose x-mcp-header annotation
 	// breaks the rules, which a 2026-07-28 client must leave out.
 	InvalidTool bool
+	// Elicit adds elicit, a tool that asks the user a question (see
+	// elicit.go); off by default, so that the tools a client lists stay
+	// the same for the tests that count them.
+	Elicit bool
 	// RefuseFirstDiscover answers the first server/discover with
 	// UnsupportedProtocolVersion (-32022) listing Versions, as a server
 	// does that wants the client to retry with a version it lists.

@@ -10,11 +10,12 @@ import (
 	"github.com/andonhq/andon/mcp/internal/jsonrpc"
 )
 
-// toolList returns the tools s offers: bad_header only when asked for.
+// toolList returns the tools s offers: bad_header and elicit only when
+// asked for.
 func (s *Server) toolList() []map[string]any {
 	var out []map[string]any
 	for _, t := range allTools() {
-		if t["name"] == "bad_header" && !s.opts.InvalidTool {
+		if t["name"] == "bad_header" && !s.opts.InvalidTool || t["name"] == "elicit" && !s.opts.Elicit {
 			continue
 		}
 		out = append(out, t)
@@ -40,6 +41,7 @@ func allTools() []map[string]any {
 		{"name": "big", "description": "Returns a large text.", "inputSchema": obj(`"bytes":{"type":"integer"}`)},
 		{"name": "ask", "description": "Asks the client for its roots, or (what) its user for a name (elicitation) or its model for a message (sampling).",
 			"inputSchema": obj(`"what":{"type":"string","enum":["roots","elicitation","sampling"]},"message":{"type":"string"},"first_ms":{"type":"integer"},"then_ms":{"type":"integer"}`)},
+		elicitTool(),
 		{"name": "crash", "description": "Ends the connection mid-call.", "inputSchema": obj(``)},
 		{"name": "garbage", "description": "Writes a non-JSON line, then answers.", "inputSchema": obj(``)},
 		{"name": "split", "description": "Writes its answer in two pieces.", "inputSchema": obj(``)},
@@ -67,6 +69,11 @@ type toolArgs struct {
 	Shard      *int   `json:"shard"`
 	ThenMS     *int   `json:"then_ms"`
 	What       string `json:"what"`
+	// elicit's (see elicit.go)
+	Schema json.RawMessage `json:"schema"`
+	Mode   string          `json:"mode"`
+	URL    string          `json:"url"`
+	Log    string          `json:"log"`
 }
 
 func intOr(p *int, def int) int {
@@ -240,6 +247,8 @@ func (t *toolCall) run() {
 			q = sampleQuestion(cmpOr(a.Message, "Say hello."))
 		}
 		t.askClient(q, time.Duration(intOr(a.FirstMS, 0))*time.Millisecond, time.Duration(intOr(a.ThenMS, 0))*time.Millisecond)
+	case "elicit":
+		t.elicit()
 	case "crash":
 		if a, ok := t.out.(aborter); ok {
 			a.abort()
