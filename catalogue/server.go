@@ -165,6 +165,16 @@ func (s *server) connectLocked(ctx context.Context) (*conn, error) {
 	if err != nil {
 		return nil, &legError{leg: connectLeg(err), err: needsLogin(s.cfg.Name, fmt.Errorf("catalogue: server %q: %w", s.cfg.Name, err))}
 	}
+	if client.ProtocolVersion() == mcp.Version20260728 {
+		// On 2026-07-28 a server logs while it serves a request only if
+		// the request asks (its _meta logLevel); SetLoggingLevel there
+		// sends nothing and costs nothing. Handshake-era servers log at
+		// their own default level: asking would be a round trip more in
+		// every connect. Info and above is what a run's timeline keeps.
+		if err := client.SetLoggingLevel(ctx, "info", nil); err != nil {
+			s.logger.Warn("catalogue: asking for server logs", "server", s.cfg.Name, "err", err)
+		}
+	}
 	c.client = client
 	s.mu.Lock()
 	s.conn = c
