@@ -43,8 +43,12 @@ type postgres struct {
 // andon's tables in a schema of their own. The DSN may also set the pool's
 // size (pool_max_conns=N); see [pgxpool.ParseConfig]. Close the Store when
 // done.
-func OpenPostgres(ctx context.Context, dsn string) (*Store, error) {
-	d, err := openPostgres(ctx, dsn)
+func OpenPostgres(ctx context.Context, dsn string, opts ...OpenOption) (*Store, error) {
+	var cfg openConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	d, err := openPostgres(ctx, dsn, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -56,11 +60,14 @@ func OpenPostgres(ctx context.Context, dsn string) (*Store, error) {
 }
 
 // openPostgres connects to the database that dsn names.
-func openPostgres(ctx context.Context, dsn string) (*postgres, error) {
+func openPostgres(ctx context.Context, dsn string, oc openConfig) (*postgres, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		// pgx's parse errors redact the password.
 		return nil, fmt.Errorf("sqlstore: parsing the PostgreSQL DSN: %w", err)
+	}
+	if oc.counter != nil {
+		cfg.ConnConfig.Tracer = poolTracer{oc.counter}
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -71,7 +78,7 @@ func openPostgres(ctx context.Context, dsn string) (*postgres, error) {
 		pool.Close()
 		return nil, fmt.Errorf("sqlstore: PostgreSQL %s: %w", where(cfg), err)
 	}
-	return &postgres{pgQuerier: pgQuerier{pool}, pool: pool, jobs: j}, nil
+	return &postgres{pgQuerier: pgQuerier{pool, oc.counter}, pool: pool, jobs: j}, nil
 }
 
 // where names a database for error messages, without credentials.
@@ -91,7 +98,8 @@ func (d *postgres) inTx(ctx context.Context, fn func(tx) error) error {
 	if err != nil {
 		return err
 	}
-	if err := fn(&pgTx{pgQuerier{t}, t, d.jobs}); err != nil {
+	d.n.transaction()
+	if err := fn(&pgTx{pgQuerier{t, d.n}, t, d.jobs}); err != nil {
 		return errors.Join(err, ignoreClosed(t.Rollback(ctx)))
 	}
 	return t.Commit(ctx)
@@ -232,9 +240,13 @@ type pgRunner interface {
 // statement's ? placeholders. A statement without arguments goes out as
 // written, which pgx sends with the simple protocol: a migration file of
 // several statements runs that way.
-type pgQuerier struct{ r pgRunner }
+type pgQuerier struct {
+	r pgRunner
+	n *StatementCounter // nil: nothing counted
+}
 
 func (q pgQuerier) exec(ctx context.Context, stmt string, args ...any) (int64, error) {
+	q.n.statement(stmt)
 	tag, err := q.r.Exec(ctx, rebind(stmt, len(args)), args...)
 	if err != nil {
 		return 0, err
@@ -243,6 +255,7 @@ func (q pgQuerier) exec(ctx context.Context, stmt string, args ...any) (int64, e
 }
 
 func (q pgQuerier) query(ctx context.Context, stmt string, args ...any) (rows, error) {
+	q.n.statement(stmt)
 	rs, err := q.r.Query(ctx, rebind(stmt, len(args)), args...)
 	if err != nil {
 		return nil, err
@@ -252,6 +265,7 @@ func (q pgQuerier) query(ctx context.Context, stmt string, args ...any) (rows, e
 
 // queryRow: pgx.ErrNoRows is sql.ErrNoRows to errors.Is.
 func (q pgQuerier) queryRow(ctx context.Context, stmt string, args ...any) scanner {
+	q.n.statement(stmt)
 	return q.r.QueryRow(ctx, rebind(stmt, len(args)), args...)
 }
 

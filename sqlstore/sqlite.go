@@ -56,7 +56,7 @@ func openSQLite(path string, cfg openConfig) (*sqlite, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("sqlstore: %s: %w", path, err), db.Close())
 	}
-	return &sqlite{sqliteQuerier: sqliteQuerier{db}, db: db, jobs: j}, nil
+	return &sqlite{sqliteQuerier: sqliteQuerier{db, cfg.counter}, db: db, jobs: j}, nil
 }
 
 func (d *sqlite) close() error { return d.db.Close() }
@@ -66,7 +66,8 @@ func (d *sqlite) inTx(ctx context.Context, fn func(tx) error) error {
 	if err != nil {
 		return err
 	}
-	if err := fn(&sqliteTx{sqliteQuerier{t}, t, d.jobs}); err != nil {
+	d.n.transaction()
+	if err := fn(&sqliteTx{sqliteQuerier{t, d.n}, t, d.jobs}); err != nil {
 		return errors.Join(err, ignoreDone(t.Rollback()))
 	}
 	return t.Commit()
@@ -198,9 +199,13 @@ type sqlRunner interface {
 }
 
 // sqliteQuerier is the querier of a database or a transaction.
-type sqliteQuerier struct{ r sqlRunner }
+type sqliteQuerier struct {
+	r sqlRunner
+	n *StatementCounter // nil: nothing counted
+}
 
 func (q sqliteQuerier) exec(ctx context.Context, stmt string, args ...any) (int64, error) {
+	q.n.statement(stmt)
 	res, err := q.r.ExecContext(ctx, stmt, args...)
 	if err != nil {
 		return 0, err
@@ -209,6 +214,7 @@ func (q sqliteQuerier) exec(ctx context.Context, stmt string, args ...any) (int6
 }
 
 func (q sqliteQuerier) query(ctx context.Context, stmt string, args ...any) (rows, error) {
+	q.n.statement(stmt)
 	rs, err := q.r.QueryContext(ctx, stmt, args...)
 	if err != nil {
 		return nil, err
@@ -217,5 +223,6 @@ func (q sqliteQuerier) query(ctx context.Context, stmt string, args ...any) (row
 }
 
 func (q sqliteQuerier) queryRow(ctx context.Context, stmt string, args ...any) scanner {
+	q.n.statement(stmt)
 	return q.r.QueryRowContext(ctx, stmt, args...)
 }

@@ -23,7 +23,7 @@ type Store struct {
 // Store when done.
 func Open(ctx context.Context, dsn string, opts ...OpenOption) (*Store, error) {
 	if IsPostgres(dsn) {
-		return OpenPostgres(ctx, dsn)
+		return OpenPostgres(ctx, dsn, opts...)
 	}
 	cfg := openConfig{logger: slog.Default()}
 	for _, o := range opts {
