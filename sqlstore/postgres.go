@@ -56,7 +56,7 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...OpenOption) (*Store, 
 		d.pool.Close()
 		return nil, fmt.Errorf("sqlstore: migrating PostgreSQL %s: %w", where(d.pool.Config()), err)
 	}
-	return &Store{d: d}, nil
+	return newStore(d), nil
 }
 
 // openPostgres connects to the database that dsn names.
@@ -227,6 +227,10 @@ type pgTx struct {
 
 func (t *pgTx) enqueue(ctx context.Context, runID string) (int64, error) {
 	return t.jobs.enqueue(ctx, t.tx, runID)
+}
+
+func (t *pgTx) cancelJob(ctx context.Context, jobID int64) error {
+	return t.jobs.cancelTx(ctx, t.tx, jobID)
 }
 
 // pgRunner is what a pool and a transaction have in common.

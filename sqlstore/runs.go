@@ -210,3 +210,40 @@ func (s *Store) CancelRunJob(ctx context.Context, id string) error {
 	}
 	return nil
 }
+
+// CancelRunJobs is CancelRunJob for many runs at once — what an operator's
+// storm of cancels needs: one read finds the jobs of the runs of ids that
+// are cancelled, and one transaction cancels them all (one commit; on
+// PostgreSQL River's notifications go out at it).
+func (s *Store) CancelRunJobs(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	in, list := s.d.idIn(ids)
+	rs, err := s.d.query(ctx, `SELECT job_id FROM runs WHERE id `+in+` AND status = 'cancelled' AND job_id IS NOT NULL`, list)
+	if err != nil {
+		return fmt.Errorf("sqlstore: reading the jobs of %d cancelled runs: %w", len(ids), err)
+	}
+	jobIDs, err := collect(rs, "reading the jobs of cancelled runs", func(sc scanner) (int64, error) {
+		var id int64
+		return id, sc.Scan(&id)
+	})
+	if cerr := rs.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil || len(jobIDs) == 0 {
+		return err
+	}
+	err = s.d.inTx(ctx, func(tx tx) error {
+		for _, id := range jobIDs {
+			if err := tx.cancelJob(ctx, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlstore: cancelling the jobs of %d runs: %w", len(jobIDs), err)
+	}
+	return nil
+}
