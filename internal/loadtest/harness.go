@@ -219,11 +219,32 @@ func (h *Harness) Hold(ctx context.Context, n int) ([]*Held, error) {
 		held[i] = &Held{RunID: run.ID, tag: tag}
 	}
 	for _, hd := range held {
-		if err := h.calls.waitStarted(ctx, hd.tag); err != nil {
+		if err := h.waitStarted(ctx, hd); err != nil {
 			return nil, err
 		}
 	}
 	return held, nil
+}
+
+// waitStarted waits until the server has started hd's call, and fails if
+// the run ends first (it will never start it).
+func (h *Harness) waitStarted(ctx context.Context, hd *Held) error {
+	for {
+		wctx, cancel := context.WithTimeout(ctx, 250*time.Millisecond)
+		err := h.calls.waitStarted(wctx, hd.tag)
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		run, rerr := h.probe.RunGet(ctx, hd.RunID)
+		if rerr != nil {
+			return rerr
+		}
+		if run.Status.Terminal() {
+			return fmt.Errorf("loadtest: run %s ended %s (%s: %s) before the server started its call (-v logs why)",
+				hd.RunID, run.Status, run.Reason, run.Error)
+		}
+	}
 }
 
 func randomTag() string {
