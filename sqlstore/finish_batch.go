@@ -98,7 +98,9 @@ func (s *Store) writeFinishes(ctx context.Context, key finishKey, own *finishReq
 		for i, r := range batch {
 			ids[i] = r.id
 		}
-		wctx, cancel := context.WithTimeout(ctx, finishWriteTimeout)
+		// Urgent: the row must say cancelled before the call on the wire
+		// is stopped, so this write goes ahead of the others.
+		wctx, cancel := context.WithTimeout(urgent(ctx), finishWriteTimeout)
 		won, err := s.finishMany(wctx, key, ids)
 		cancel()
 		for _, r := range batch {

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/riverqueue/river/riverdriver/riversqlite"
@@ -83,7 +84,7 @@ func openSQLite(path string, cfg openConfig) (*sqlite, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("sqlstore: %s: %w", path, err), db.Close(), read.Close())
 	}
-	return &sqlite{sqliteQuerier: sqliteQuerier{routed{write: db, read: read}, cfg.counter}, db: db, read: read, jobs: j}, nil
+	return &sqlite{sqliteQuerier: sqliteQuerier{routed{write: db, read: read}, cfg.counter, &writeGate{}}, db: db, read: read, jobs: j}, nil
 }
 
 // routed sends a statement that starts with SELECT to the readers and
@@ -91,11 +92,16 @@ func openSQLite(path string, cfg openConfig) (*sqlite, error) {
 type routed struct{ write, read *sql.DB }
 
 func (r routed) pick(stmt string) *sql.DB {
-	s := strings.TrimLeft(stmt, " \t\r\n")
-	if len(s) >= 6 && strings.EqualFold(s[:6], "SELECT") {
+	if isSelect(stmt) {
 		return r.read
 	}
 	return r.write
+}
+
+// isSelect reports whether stmt starts with SELECT: a read.
+func isSelect(stmt string) bool {
+	s := strings.TrimLeft(stmt, " \t\r\n")
+	return len(s) >= 6 && strings.EqualFold(s[:6], "SELECT")
 }
 
 func (r routed) ExecContext(ctx context.Context, stmt string, args ...any) (sql.Result, error) {
@@ -113,12 +119,16 @@ func (r routed) QueryRowContext(ctx context.Context, stmt string, args ...any) *
 func (d *sqlite) close() error { return errors.Join(d.read.Close(), d.db.Close()) }
 
 func (d *sqlite) inTx(ctx context.Context, fn func(tx) error) error {
+	if err := d.gate.acquire(ctx); err != nil {
+		return err
+	}
+	defer d.gate.release()
 	t, err := d.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	d.n.transaction()
-	if err := fn(&sqliteTx{sqliteQuerier{t, d.n}, t, d.jobs}); err != nil {
+	if err := fn(&sqliteTx{sqliteQuerier{t, d.n, nil}, t, d.jobs}); err != nil {
 		return errors.Join(err, ignoreDone(t.Rollback()))
 	}
 	return t.Commit()
@@ -257,10 +267,29 @@ type sqlRunner interface {
 type sqliteQuerier struct {
 	r sqlRunner
 	n *StatementCounter // nil: nothing counted
+	// gate, on the database's querier, orders its writes (write_gate.go);
+	// nil in a transaction, which holds the gate from BEGIN to its end.
+	gate *writeGate
+}
+
+// enter takes the write gate for stmt if it needs it; done gives it back.
+func (q sqliteQuerier) enter(ctx context.Context, stmt string) (done func(), err error) {
+	if q.gate == nil || isSelect(stmt) {
+		return func() {}, nil
+	}
+	if err := q.gate.acquire(ctx); err != nil {
+		return nil, err
+	}
+	return sync.OnceFunc(q.gate.release), nil
 }
 
 func (q sqliteQuerier) exec(ctx context.Context, stmt string, args ...any) (int64, error) {
 	q.n.statement(stmt)
+	done, err := q.enter(ctx, stmt)
+	if err != nil {
+		return 0, err
+	}
+	defer done()
 	res, err := q.r.ExecContext(ctx, stmt, args...)
 	if err != nil {
 		return 0, err
@@ -270,14 +299,51 @@ func (q sqliteQuerier) exec(ctx context.Context, stmt string, args ...any) (int6
 
 func (q sqliteQuerier) query(ctx context.Context, stmt string, args ...any) (rows, error) {
 	q.n.statement(stmt)
-	rs, err := q.r.QueryContext(ctx, stmt, args...)
+	done, err := q.enter(ctx, stmt)
 	if err != nil {
 		return nil, err
 	}
-	return rs, nil
+	rs, err := q.r.QueryContext(ctx, stmt, args...)
+	if err != nil {
+		done()
+		return nil, err
+	}
+	return gatedRows{rs, done}, nil
 }
 
 func (q sqliteQuerier) queryRow(ctx context.Context, stmt string, args ...any) scanner {
 	q.n.statement(stmt)
-	return q.r.QueryRowContext(ctx, stmt, args...)
+	done, err := q.enter(ctx, stmt)
+	if err != nil {
+		return errRow{err}
+	}
+	return gatedRow{q.r.QueryRowContext(ctx, stmt, args...), done}
 }
+
+// gatedRows gives the write gate back when the rows are closed (the
+// statement is over then).
+type gatedRows struct {
+	*sql.Rows
+	done func()
+}
+
+func (r gatedRows) Close() error {
+	defer r.done()
+	return r.Rows.Close()
+}
+
+// gatedRow gives the write gate back once scanned.
+type gatedRow struct {
+	row  *sql.Row
+	done func()
+}
+
+func (r gatedRow) Scan(dest ...any) error {
+	defer r.done()
+	return r.row.Scan(dest...)
+}
+
+// errRow is a row that only fails.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
