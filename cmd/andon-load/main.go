@@ -24,6 +24,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -53,6 +55,8 @@ type options struct {
 	shortRuns, submit int
 	workers           int
 	verbose           bool
+	cpuProfile        string
+	blockProfile      string
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -69,6 +73,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.submit, "submitters", 16, "goroutines submitting the short runs")
 	fs.IntVar(&o.workers, "workers", agent.DefaultMaxConcurrentRuns, "the node's --workers for short runs")
 	fs.BoolVar(&o.verbose, "v", false, "log the node's warnings to stderr")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the storms (not the short runs) to `file`")
+	fs.StringVar(&o.blockProfile, "blockprofile", "", "write a profile of where goroutines waited during the storms to `file`")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -93,10 +99,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if sqlstore.IsPostgres(o.db) {
 		backend = "postgres"
 	}
+	stopProfiles, err := profiles(o)
+	if err != nil {
+		return err
+	}
 	for _, n := range o.inflight {
 		if err := storms(ctx, o, n, backend, dir, logger, stdout); err != nil {
-			return err
+			return errors.Join(err, stopProfiles())
 		}
+	}
+	if err := stopProfiles(); err != nil {
+		return err
 	}
 	if o.shortRuns > 0 {
 		return short(ctx, o, backend, dir, logger, stdout)
@@ -106,7 +119,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // storms measures every wave size with n runs in flight, on one node.
 func storms(ctx context.Context, o options, n int, backend, dir string, logger *slog.Logger, stdout io.Writer) error {
-	h, cleanup, err := harness(ctx, o, backend, dir, 0, logger)
+	h, cleanup, err := harness(ctx, o, backend, dir, loadtest.MaxWorkers, logger)
 	if err != nil {
 		return err
 	}
@@ -128,11 +141,11 @@ func storms(ctx context.Context, o options, n int, backend, dir string, logger *
 		fmt.Fprintf(stdout, "storm backend=%s transport=%s inflight=%d wave=%s cancels=%d "+
 			"wire_p50_ms=%.2f wire_p99_ms=%.2f wire_max_ms=%.2f took_p50_ms=%.2f took_p99_ms=%.2f took_max_ms=%.2f "+
 			"stmts_per_cancel=%.1f writes_per_cancel=%.1f pool_per_cancel=%.1f "+
-			"heap_per_run_B=%.0f stack_per_run_B=%.0f goroutines_per_run=%.1f idle_polls_per_interval=%.2f idle_stmts_per_s=%.1f\n",
+			"heap_per_run_B=%.0f stack_per_run_B=%.0f goroutines_per_run=%.1f idle_polls_per_interval=%.2f idle_stmts_per_s=%.1f last_steps_missing=%d\n",
 			backend, o.transport, n, w, res.ToWire.N,
 			ms(res.ToWire.P50), ms(res.ToWire.P99), ms(res.ToWire.Max), ms(res.Took.P50), ms(res.Took.P99), ms(res.Took.Max),
 			res.PerCancel, res.WritesPerCancel, res.PoolPerCancel,
-			res.HeapPerRun, res.StackPerRun, res.GoroutinesPerRun, res.IdlePollsPerInterval, res.IdleStatementsPerSecond)
+			res.HeapPerRun, res.StackPerRun, res.GoroutinesPerRun, res.IdlePollsPerInterval, res.IdleStatementsPerSecond, res.LastStepsMissing)
 	}
 	return cleanup()
 }
@@ -220,3 +233,41 @@ func tag() string {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// profiles starts the profiles o asks for; the function returned writes
+// them.
+func profiles(o options) (func() error, error) {
+	var stops []func() error
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return nil, errors.Join(err, f.Close())
+		}
+		stops = append(stops, func() error {
+			pprof.StopCPUProfile()
+			return f.Close()
+		})
+	}
+	if o.blockProfile != "" {
+		runtime.SetBlockProfileRate(int(10 * time.Microsecond))
+		stops = append(stops, func() error {
+			runtime.SetBlockProfileRate(0)
+			f, err := os.Create(o.blockProfile)
+			if err != nil {
+				return err
+			}
+			return errors.Join(pprof.Lookup("block").WriteTo(f, 0), f.Close())
+		})
+	}
+	return func() error {
+		var errs []error
+		for _, stop := range stops {
+			errs = append(errs, stop())
+		}
+		stops = nil
+		return errors.Join(errs...)
+	}, nil
+}

@@ -37,8 +37,9 @@ type Config struct {
 	// Transport is how the node reaches the MCP server: Stdio or HTTP.
 	// Empty means Stdio.
 	Transport string
-	// Workers is how many runs the node executes at once. Zero means
-	// enough for every run the harness holds (see [Harness.Hold]).
+	// Workers is how many runs the node executes at once, as
+	// node.Config.Workers: zero means the node's default. A harness that
+	// holds runs needs one worker per run it holds: MaxWorkers at most.
 	Workers int
 	// Logger receives the node's diagnostics. Nil means discard them.
 	Logger *slog.Logger
@@ -77,9 +78,6 @@ func Start(ctx context.Context, cfg Config) (_ *Harness, err error) {
 	}
 	if cfg.Transport == "" {
 		cfg.Transport = Stdio
-	}
-	if cfg.Workers == 0 {
-		cfg.Workers = MaxWorkers
 	}
 	h := &Harness{cfg: cfg, counter: &sqlstore.StatementCounter{}, calls: newCalls(), ended: make(chan struct{})}
 	defer func() {

@@ -17,16 +17,32 @@ const patience = 2 * time.Minute
 // backends are the databases the harness runs on.
 func backends(t *testing.T) map[string]func(t *testing.T) string {
 	return map[string]func(t *testing.T) string{
-		"sqlite":   func(t *testing.T) string { return filepath.Join(t.TempDir(), "andon.db") },
-		"postgres": func(t *testing.T) string { return pgtest.Schema(t) },
+		"sqlite":   func(t *testing.T) string { return database(t, "sqlite") },
+		"postgres": func(t *testing.T) string { return database(t, "postgres") },
 	}
 }
 
-func start(t *testing.T, db, transport string) *loadtest.Harness {
+// database returns a fresh database of backend.
+func database(t testing.TB, backend string) string {
+	if backend == "postgres" {
+		return pgtest.Schema(t)
+	}
+	return filepath.Join(t.TempDir(), "andon.db")
+}
+
+// start starts a harness whose node can hold every run a test holds.
+func start(t testing.TB, db, transport string) *loadtest.Harness {
+	t.Helper()
+	return startWorkers(t, db, transport, loadtest.MaxWorkers)
+}
+
+// startWorkers starts a harness whose node executes workers runs at once
+// (0: the node's default), closed at cleanup.
+func startWorkers(t testing.TB, db, transport string, workers int) *loadtest.Harness {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), patience)
 	defer cancel()
-	h, err := loadtest.Start(ctx, loadtest.Config{DB: db, Dir: t.TempDir(), Transport: transport})
+	h, err := loadtest.Start(ctx, loadtest.Config{DB: db, Dir: t.TempDir(), Transport: transport, Workers: workers})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,6 +73,9 @@ func TestStormCancelsEveryCall(t *testing.T) {
 				}
 				if res.ToWire.N != 8 || res.Took.N != 8 {
 					t.Errorf("measured %d cancels to the wire and %d returns; want 8 each", res.ToWire.N, res.Took.N)
+				}
+				if res.LastStepsMissing != 0 {
+					t.Errorf("%d cancelled runs recorded no cancelled step", res.LastStepsMissing)
 				}
 				if res.PerCancel < 1 {
 					t.Errorf("%.1f statements per cancel: the counter missed the cancel's own write", res.PerCancel)
