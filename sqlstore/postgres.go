@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -13,6 +14,10 @@ import (
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/audit"
 )
+
+// DefaultPoolSize is the most connections a store keeps open to
+// PostgreSQL, unless its DSN says pool_max_conns=N.
+const DefaultPoolSize = 16
 
 // postgres is the PostgreSQL dialect (pgx/v5), for deployments where many
 // worker processes on many machines share one database. Times are stored
@@ -41,7 +46,8 @@ type postgres struct {
 // The tables are created in the first schema of the connection's
 // search_path, so a DSN with search_path=NAME (NAME must exist) keeps
 // andon's tables in a schema of their own. The DSN may also set the pool's
-// size (pool_max_conns=N); see [pgxpool.ParseConfig]. Close the Store when
+// size (pool_max_conns=N, else [DefaultPoolSize]); see [pgxpool.ParseConfig].
+// Of opts, [OpenCounter] applies. Close the Store when
 // done.
 func OpenPostgres(ctx context.Context, dsn string, opts ...OpenOption) (*Store, error) {
 	var cfg openConfig
@@ -68,6 +74,13 @@ func openPostgres(ctx context.Context, dsn string, oc openConfig) (*postgres, er
 	}
 	if oc.counter != nil {
 		cfg.ConnConfig.Tracer = poolTracer{oc.counter}
+	}
+	if !strings.Contains(dsn, "pool_max_conns") {
+		// pgx's default, max(4, CPUs), makes every run's step, every
+		// cancel and River's work wait for one of four connections:
+		// with a thousand runs in flight, a cancel waited seconds for
+		// its turn.
+		cfg.MaxConns = max(cfg.MaxConns, DefaultPoolSize)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
