@@ -84,12 +84,15 @@ func openSQLite(path string, cfg openConfig) (*sqlite, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("sqlstore: %s: %w", path, err), db.Close(), read.Close())
 	}
-	return &sqlite{sqliteQuerier: sqliteQuerier{routed{write: db, read: read}, cfg.counter, &writeGate{}}, db: db, read: read, jobs: j}, nil
+	return &sqlite{sqliteQuerier: sqliteQuerier{routed{write: db, read: read, stmts: newStmtCache()}, cfg.counter, &writeGate{}}, db: db, read: read, jobs: j}, nil
 }
 
 // routed sends a statement that starts with SELECT to the readers and
 // every other to the writer.
-type routed struct{ write, read *sql.DB }
+type routed struct {
+	write, read *sql.DB
+	stmts       *stmtCache
+}
 
 func (r routed) pick(stmt string) *sql.DB {
 	if isSelect(stmt) {
@@ -105,18 +108,32 @@ func isSelect(stmt string) bool {
 }
 
 func (r routed) ExecContext(ctx context.Context, stmt string, args ...any) (sql.Result, error) {
+	if ps := r.stmts.get(ctx, r.write, stmt, len(args)); ps != nil {
+		return ps.ExecContext(ctx, args...)
+	}
 	return r.write.ExecContext(ctx, stmt, args...)
 }
 
 func (r routed) QueryContext(ctx context.Context, stmt string, args ...any) (*sql.Rows, error) {
-	return r.pick(stmt).QueryContext(ctx, stmt, args...)
+	db := r.pick(stmt)
+	if ps := r.stmts.get(ctx, db, stmt, len(args)); ps != nil {
+		return ps.QueryContext(ctx, args...)
+	}
+	return db.QueryContext(ctx, stmt, args...)
 }
 
 func (r routed) QueryRowContext(ctx context.Context, stmt string, args ...any) *sql.Row {
-	return r.pick(stmt).QueryRowContext(ctx, stmt, args...)
+	db := r.pick(stmt)
+	if ps := r.stmts.get(ctx, db, stmt, len(args)); ps != nil {
+		return ps.QueryRowContext(ctx, args...)
+	}
+	return db.QueryRowContext(ctx, stmt, args...)
 }
 
-func (d *sqlite) close() error { return errors.Join(d.read.Close(), d.db.Close()) }
+func (d *sqlite) close() error {
+	d.r.(routed).stmts.close()
+	return errors.Join(d.read.Close(), d.db.Close())
+}
 
 func (d *sqlite) inTx(ctx context.Context, fn func(tx) error) error {
 	if err := d.gate.acquire(ctx); err != nil {
