@@ -34,17 +34,23 @@ func (s *Store) RunInsert(ctx context.Context, run *agent.Run) error {
 		run.CreatedAt = time.Now().UTC()
 	}
 	err := s.d.inTx(ctx, func(tx tx) error {
-		if _, err := tx.exec(ctx, `INSERT INTO runs (`+runColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		// The job first, so that the row is inserted with its id: one
+		// statement fewer per run than an UPDATE after it. Both appear
+		// at the commit, together.
+		var jobID sql.NullInt64
+		if run.Status == agent.StatusQueued {
+			id, err := tx.enqueue(ctx, run.ID)
+			if err != nil {
+				return err
+			}
+			jobID = sql.NullInt64{Int64: id, Valid: true}
+		}
+		_, err := tx.exec(ctx, `INSERT INTO runs (`+runColumns+`, job_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			run.ID, run.Owner, nullBytes(run.Request), string(run.Status), string(run.Reason), run.Error,
 			run.LeaseOwner, nanos(run.LeaseExpires), string(run.PendingEffect), nullBytes(run.Suspended),
-			run.Attempts, nanos(run.CreatedAt), nanos(run.StartedAt), nanos(run.FinishedAt)); err != nil {
-			return err
-		}
-		if run.Status != agent.StatusQueued {
-			return nil
-		}
-		return enqueueTx(ctx, tx, run.ID)
+			run.Attempts, nanos(run.CreatedAt), nanos(run.StartedAt), nanos(run.FinishedAt), jobID)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("sqlstore: inserting run %s: %w", run.ID, err)
