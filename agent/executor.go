@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -29,6 +30,12 @@ type segment struct {
 	owner  string
 	model  model.Model
 	tr     *transcript
+	// leased is when the lease was last set (Unix nanoseconds): by the
+	// claim or resume, a renewal, or a fence. A step boundary renews it
+	// only once a third of it has passed, as the heartbeat does during a
+	// long call: a renewal at every step was a write per step that bought
+	// nothing (every step's append is guarded by the lease anyway).
+	leased atomic.Int64
 }
 
 // execute drives a claimed run. It never settles a run that was cancelled
@@ -36,6 +43,7 @@ type segment struct {
 // it now).
 func (rt *Runtime) execute(ctx context.Context, run *Run, owner string) {
 	s := &segment{parent: ctx, rt: rt, run: run, owner: owner}
+	s.leased.Store(rt.cfg.Now().UnixNano())
 	start := run.StartedAt
 	if start.IsZero() {
 		start = rt.cfg.Now()
@@ -89,7 +97,7 @@ func (s *segment) heartbeat(ctx context.Context, loseLease context.CancelCauseFu
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				ok, err := s.rt.cfg.Store.RunRenewLease(ctx, s.run.ID, s.owner, s.leaseUntil())
+				ok, err := s.renew(ctx)
 				if err != nil {
 					s.rt.logger.Warn("agent: renewing a lease failed", "run", s.run.ID, "error", err)
 					continue
@@ -255,10 +263,12 @@ func (s *segment) toolCall(ctx context.Context, call model.ToolCall, pending *Pe
 		// The fence goes up before the write can happen, guarded by the
 		// lease: a segment without it cannot write at all, and a cancel
 		// since the read above clears the lease, so this loses.
-		ok, err := s.rt.cfg.Store.RunSetPendingEffect(ctx, s.run.ID, s.owner, effect, s.leaseUntil())
+		now := s.rt.cfg.Now()
+		ok, err := s.rt.cfg.Store.RunSetPendingEffect(ctx, s.run.ID, s.owner, effect, now.Add(s.rt.cfg.LeaseDuration))
 		if err != nil || !ok {
 			return s.lost(ctx)
 		}
+		s.leased.Store(now.UnixNano())
 	}
 	start := s.rt.cfg.Now()
 	res, err := tool.Call(callCtx, call.Arguments)
@@ -326,10 +336,16 @@ func (s *segment) boundary(ctx context.Context, step *Step, clearFence bool) err
 	}
 	var ok bool
 	var err error
-	if clearFence {
-		ok, err = store.RunSetPendingEffect(bctx, s.run.ID, s.owner, "", s.leaseUntil())
-	} else {
-		ok, err = store.RunRenewLease(bctx, s.run.ID, s.owner, s.leaseUntil())
+	switch {
+	case clearFence:
+		now := s.rt.cfg.Now()
+		if ok, err = store.RunSetPendingEffect(bctx, s.run.ID, s.owner, "", now.Add(s.rt.cfg.LeaseDuration)); ok {
+			s.leased.Store(now.UnixNano())
+		}
+	case s.rt.cfg.Now().Sub(time.Unix(0, s.leased.Load())) < s.rt.cfg.LeaseDuration/3:
+		ok = true // the lease is fresh: see segment.leased
+	default:
+		ok, err = s.renew(bctx)
 	}
 	if err != nil || !ok {
 		return s.lost(bctx)
@@ -383,7 +399,15 @@ func (s *segment) suspend(ctx context.Context, call *PendingCall, tool Tool) err
 	return stopSuspended
 }
 
-func (s *segment) leaseUntil() time.Time { return s.rt.cfg.Now().Add(s.rt.cfg.LeaseDuration) }
+// renew renews the lease and notes when.
+func (s *segment) renew(ctx context.Context) (bool, error) {
+	now := s.rt.cfg.Now()
+	ok, err := s.rt.cfg.Store.RunRenewLease(ctx, s.run.ID, s.owner, now.Add(s.rt.cfg.LeaseDuration))
+	if ok {
+		s.leased.Store(now.UnixNano())
+	}
+	return ok, err
+}
 
 // truncate cuts text to maxStepText bytes, on a character boundary (the
 // store keeps text as UTF-8).

@@ -47,8 +47,9 @@ type Config struct {
 	// "host:pid".
 	WorkerID string
 	// LeaseDuration is how long a segment's claim on a run holds without
-	// renewal. It is renewed at every step and, during a long call, every
-	// third of it; a run whose worker died is reaped once it lapses. Zero
+	// renewal. It is renewed every third of it: at the first step boundary
+	// after that (and at every write fence), and during a long call by a
+	// heartbeat; a run whose worker died is reaped once it lapses. Zero
 	// means DefaultLeaseDuration.
 	LeaseDuration time.Duration
 	// MaxRounds bounds the model turns of a run. Zero means DefaultMaxRounds.
