@@ -135,8 +135,8 @@ func (h *Harness) Measure(ctx context.Context, s Storm) (*Result, error) {
 	return res, h.checkNoneRunning(ctx)
 }
 
-// stepPatience is how long waitEnded waits for a cancelled run's last
-// step once the run is terminal. The runtime records it best-effort (within
+// stepPatience is how long waitEnded waits, in all, for the last steps of
+// runs that are terminal. The runtime records it best-effort (within
 // 10 s of bookkeeping): a store too busy to take it leaves it out, which
 // the harness counts rather than waits for forever.
 const stepPatience = 30 * time.Second
@@ -145,8 +145,8 @@ const stepPatience = 30 * time.Second
 // step (the segment that held it is over), and returns how many runs
 // ended without that step.
 func (h *Harness) waitEnded(ctx context.Context, held []*Held) (missing int, err error) {
+	var terminalSince time.Time // when the first run found terminal without its step was
 	for _, hd := range held {
-		var terminalSince time.Time
 		for {
 			run, err := h.probe.RunGet(ctx, hd.RunID)
 			if err != nil {
