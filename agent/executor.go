@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -31,6 +32,12 @@ type segment struct {
 	tr     *transcript
 	// task is the task of the call in flight, once it became one.
 	task *inTask
+	// leased is when the lease was last set (Unix nanoseconds): by the
+	// claim or resume, a renewal, or a fence. A step boundary renews it
+	// only once a third of it has passed, as the heartbeat does during a
+	// long call: a renewal at every step was a write per step that bought
+	// nothing (every step's append is guarded by the lease anyway).
+	leased atomic.Int64
 }
 
 // execute drives a claimed run. It never settles a run that was cancelled
@@ -38,6 +45,7 @@ type segment struct {
 // it now).
 func (rt *Runtime) execute(ctx context.Context, run *Run, owner string) {
 	s := &segment{parent: ctx, rt: rt, run: run, owner: owner}
+	s.leased.Store(rt.cfg.Now().UnixNano())
 	start := run.StartedAt
 	if start.IsZero() {
 		start = rt.cfg.Now()
@@ -91,7 +99,7 @@ func (s *segment) heartbeat(ctx context.Context, loseLease context.CancelCauseFu
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				ok, err := s.rt.cfg.Store.RunRenewLease(ctx, s.run.ID, s.owner, s.leaseUntil())
+				ok, err := s.renew(ctx)
 				if err != nil {
 					s.rt.logger.Warn("agent: renewing a lease failed", "run", s.run.ID, "error", err)
 					continue
@@ -258,10 +266,12 @@ func (s *segment) toolCall(ctx context.Context, call model.ToolCall, pending *Pe
 		// The fence goes up before the write can happen, guarded by the
 		// lease: a segment without it cannot write at all, and a cancel
 		// since the read above clears the lease, so this loses.
-		ok, err := s.rt.cfg.Store.RunSetPendingEffect(ctx, s.run.ID, s.owner, effect, s.leaseUntil())
+		now := s.rt.cfg.Now()
+		ok, err := s.rt.cfg.Store.RunSetPendingEffect(ctx, s.run.ID, s.owner, effect, now.Add(s.rt.cfg.LeaseDuration))
 		if err != nil || !ok {
 			return s.lost(ctx)
 		}
+		s.leased.Store(now.UnixNano())
 	}
 	start := s.rt.cfg.Now()
 	res, err := s.callTool(callCtx, tool, pending.CallRef, call.Arguments)
@@ -339,10 +349,16 @@ func (s *segment) boundary(ctx context.Context, step *Step, clearFence bool) err
 	s.settleTask(bctx)
 	var ok bool
 	var err error
-	if clearFence {
-		ok, err = store.RunSetPendingEffect(bctx, s.run.ID, s.owner, "", s.leaseUntil())
-	} else {
-		ok, err = store.RunRenewLease(bctx, s.run.ID, s.owner, s.leaseUntil())
+	switch {
+	case clearFence:
+		now := s.rt.cfg.Now()
+		if ok, err = store.RunSetPendingEffect(bctx, s.run.ID, s.owner, "", now.Add(s.rt.cfg.LeaseDuration)); ok {
+			s.leased.Store(now.UnixNano())
+		}
+	case s.rt.cfg.Now().Sub(time.Unix(0, s.leased.Load())) < s.rt.cfg.LeaseDuration/3:
+		ok = true // the lease is fresh: see segment.leased
+	default:
+		ok, err = s.renew(bctx)
 	}
 	if err != nil || !ok {
 		return s.lost(bctx)
@@ -396,7 +412,15 @@ func (s *segment) suspend(ctx context.Context, call *PendingCall, tool Tool) err
 	return stopSuspended
 }
 
-func (s *segment) leaseUntil() time.Time { return s.rt.cfg.Now().Add(s.rt.cfg.LeaseDuration) }
+// renew renews the lease and notes when.
+func (s *segment) renew(ctx context.Context) (bool, error) {
+	now := s.rt.cfg.Now()
+	ok, err := s.rt.cfg.Store.RunRenewLease(ctx, s.run.ID, s.owner, now.Add(s.rt.cfg.LeaseDuration))
+	if ok {
+		s.leased.Store(now.UnixNano())
+	}
+	return ok, err
+}
 
 // truncate cuts text to maxStepText bytes, on a character boundary (the
 // store keeps text as UTF-8).

@@ -230,6 +230,12 @@ type countingStore struct {
 	statusReads atomic.Int64
 	failStatus  atomic.Bool
 	emptyClaims atomic.Int64 // claims that found nothing queued
+	renewals    atomic.Int64 // RunRenewLease calls
+}
+
+func (c *countingStore) RunRenewLease(ctx context.Context, id, owner string, leaseUntil time.Time) (bool, error) {
+	c.renewals.Add(1)
+	return c.Store.RunRenewLease(ctx, id, owner, leaseUntil)
 }
 
 func (c *countingStore) RunClaim(ctx context.Context, owner string, leaseUntil time.Time) (*agent.Run, error) {

@@ -164,7 +164,11 @@ func (a *asker) ask(ctx context.Context, q *Question) (*Answer, error) {
 	defer rt.waiters.remove(req.ID)
 
 	final, ans := a.wait(ctx, bctx, req.ID, wake)
-	back, err := st.RunInputDone(bctx, req.ID, s.owner, final, s.leaseUntil())
+	doneAt := rt.cfg.Now()
+	back, err := st.RunInputDone(bctx, req.ID, s.owner, final, doneAt.Add(rt.cfg.LeaseDuration))
+	if back {
+		s.leased.Store(doneAt.UnixNano()) // RunInputDone set the lease: see segment.leased
+	}
 	if err != nil {
 		rt.logger.Warn("agent: ending the wait for input failed", "run", s.run.ID, "question", req.ID, "error", err)
 	}

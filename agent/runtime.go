@@ -19,10 +19,16 @@ import (
 
 // Defaults for [Config].
 const (
-	DefaultLeaseDuration     = time.Minute
-	DefaultMaxRounds         = 20
-	DefaultMaxRunTime        = 30 * time.Minute
-	DefaultMaxConcurrentRuns = 4
+	DefaultLeaseDuration = time.Minute
+	DefaultMaxRounds     = 20
+	DefaultMaxRunTime    = 30 * time.Minute
+	// DefaultMaxConcurrentRuns is measured, not guessed: a run mostly
+	// waits (for its model, for its tools), so a process can hold many. On
+	// 2 shared cores (docs/benchmarks.md, "Under load"), one-tool-call
+	// runs/s rose from 4 to 16 concurrent runs on both backends, held to
+	// 64, then fell on SQLite (its one writer) and rose only slowly on
+	// PostgreSQL; 64 runs in flight cost about 2 MiB.
+	DefaultMaxConcurrentRuns = 64
 	DefaultClaimInterval     = 250 * time.Millisecond
 	DefaultReapInterval      = 30 * time.Second
 	DefaultMaxAttempts       = 3
@@ -47,8 +53,9 @@ type Config struct {
 	// "host:pid".
 	WorkerID string
 	// LeaseDuration is how long a segment's claim on a run holds without
-	// renewal. It is renewed at every step and, during a long call, every
-	// third of it; a run whose worker died is reaped once it lapses. Zero
+	// renewal. It is renewed every third of it: at the first step boundary
+	// after that (and at every write fence), and during a long call by a
+	// heartbeat; a run whose worker died is reaped once it lapses. Zero
 	// means DefaultLeaseDuration.
 	LeaseDuration time.Duration
 	// MaxRounds bounds the model turns of a run. Zero means DefaultMaxRounds.

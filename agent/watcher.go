@@ -144,6 +144,14 @@ func (w *Watcher) cancel(runID string) {
 	}
 }
 
+// Watches reports whether a call of run runID is watched here now: the
+// run is executing in this process.
+func (w *Watcher) Watches(runID string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.watched[runID] != nil
+}
+
 // Hint tells the watcher that run runID may have been cancelled elsewhere:
 // a notification from another process (PostgreSQL NOTIFY), a job engine
 // cancelling the run's job. A hint is not the truth. It makes [Watcher.Run]

@@ -19,26 +19,6 @@ const notifyTimeout = 5 * time.Second
 // run's job is cancelled with it), and the watcher's poll is the backstop.
 type cancelBus = sqlstore.Notifier
 
-// announceCancel returns the runtime's OnCancel hook: it tells the other
-// processes on the database of every run this one cancels — first by bus
-// (NOTIFY), if there is one, then by cancelling the run's River job, which
-// reaches the worker holding it on either backend. A failed announcement is
-// logged; the others' polls still see the cancel.
-func announceCancel(st Store, bus cancelBus, logger *slog.Logger) func(ctx context.Context, runID string) {
-	return func(ctx context.Context, runID string) {
-		ctx, cancel := context.WithTimeout(ctx, notifyTimeout)
-		defer cancel()
-		if bus != nil {
-			if err := bus.NotifyCancelled(ctx, runID); err != nil {
-				logger.Warn("andon: telling other processes of a cancel failed; their watchers' poll will see it", "run", runID, "error", err)
-			}
-		}
-		if err := st.CancelRunJob(ctx, runID); err != nil {
-			logger.Warn("andon: cancelling a run's job failed; the worker's poll will see the cancel", "run", runID, "error", err)
-		}
-	}
-}
-
 // listenCancels hands every cancel that any process announces on bus to
 // w as a hint (the watcher reads the row before it cancels anything), until
 // ctx ends. Each time the listener is in place — first, and after every

@@ -101,6 +101,7 @@ type Node struct {
 	metrics    *metrics.Metrics
 	handler    http.Handler
 	bus        cancelBus // nil: none, or NoNotify
+	announce   *announcer
 	apiOnly    bool
 	logger     *slog.Logger
 
@@ -145,6 +146,7 @@ func New(ctx context.Context, cfg *Config) (_ *Node, err error) {
 		n.bus = b
 	}
 	n.metrics = metrics.New(logger)
+	n.announce = newAnnouncer(n.store, n.bus, func(runID string) bool { return n.rt.Watcher().Watches(runID) }, logger)
 	ecfg := cfg.Egress
 	ecfg.Audit, ecfg.Secrets, ecfg.Logger = n.audit, n.vault, logger
 	if n.cat, err = catalogue.New(cfg.Servers, &catalogue.Options{
@@ -219,7 +221,7 @@ func (cfg *Config) runtime(n *Node, newModel func(context.Context, *agent.Reques
 		ReapInterval:      cfg.ReapInterval,
 		// A node that executes nothing hands approved runs to the workers.
 		ResumeElsewhere: cfg.APIOnly,
-		OnCancel:        announceCancel(n.store, n.bus, n.logger),
+		OnCancel:        n.announce.onCancel,
 		Audit:           n.audit, // every decision on a tool call is an audit row
 		Inputs:          n.store, // servers' questions to operators, answered from any process
 		Logger:          n.logger,
@@ -302,6 +304,9 @@ func (n *Node) Close() {
 		n.endStreams()
 		if n.rt != nil {
 			n.rt.Close()
+		}
+		if n.announce != nil {
+			n.announce.close()
 		}
 		if n.cat != nil {
 			n.cat.Close()

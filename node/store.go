@@ -27,6 +27,9 @@ type Store interface {
 	// CancelRunJob cancels the River job of a run, which reaches the
 	// worker holding it, in whichever process.
 	CancelRunJob(ctx context.Context, id string) error
+	// CancelRunJobs cancels the River jobs of many cancelled runs, in one
+	// transaction.
+	CancelRunJobs(ctx context.Context, ids []string) error
 	// Notifier returns the store's cancel bus, if it has one: PostgreSQL's
 	// LISTEN/NOTIFY.
 	Notifier() (sqlstore.Notifier, bool)

@@ -33,6 +33,8 @@ type tx interface {
 	// enqueue inserts run runID's River job in the transaction and
 	// returns its id.
 	enqueue(ctx context.Context, runID string) (int64, error)
+	// cancelJob cancels River job jobID in the transaction.
+	cancelJob(ctx context.Context, jobID int64) error
 }
 
 // dialect is one backend: its connections and the SQL that differs.

@@ -18,7 +18,8 @@ const fileMode fs.FileMode = 0o600
 type OpenOption func(*openConfig)
 
 type openConfig struct {
-	logger *slog.Logger
+	logger  *slog.Logger
+	counter *StatementCounter // nil: nothing counted
 }
 
 // OpenLogger sets where Open warns of a database file that other local

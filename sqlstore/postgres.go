@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -13,6 +14,10 @@ import (
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/audit"
 )
+
+// DefaultPoolSize is the most connections a store keeps open to
+// PostgreSQL, unless its DSN says pool_max_conns=N.
+const DefaultPoolSize = 16
 
 // postgres is the PostgreSQL dialect (pgx/v5), for deployments where many
 // worker processes on many machines share one database. Times are stored
@@ -41,10 +46,15 @@ type postgres struct {
 // The tables are created in the first schema of the connection's
 // search_path, so a DSN with search_path=NAME (NAME must exist) keeps
 // andon's tables in a schema of their own. The DSN may also set the pool's
-// size (pool_max_conns=N); see [pgxpool.ParseConfig]. Close the Store when
+// size (pool_max_conns=N, else [DefaultPoolSize]); see [pgxpool.ParseConfig].
+// Of opts, [OpenCounter] applies. Close the Store when
 // done.
-func OpenPostgres(ctx context.Context, dsn string) (*Store, error) {
-	d, err := openPostgres(ctx, dsn)
+func OpenPostgres(ctx context.Context, dsn string, opts ...OpenOption) (*Store, error) {
+	var cfg openConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	d, err := openPostgres(ctx, dsn, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -52,15 +62,25 @@ func OpenPostgres(ctx context.Context, dsn string) (*Store, error) {
 		d.pool.Close()
 		return nil, fmt.Errorf("sqlstore: migrating PostgreSQL %s: %w", where(d.pool.Config()), err)
 	}
-	return &Store{d: d}, nil
+	return newStore(d), nil
 }
 
 // openPostgres connects to the database that dsn names.
-func openPostgres(ctx context.Context, dsn string) (*postgres, error) {
+func openPostgres(ctx context.Context, dsn string, oc openConfig) (*postgres, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		// pgx's parse errors redact the password.
 		return nil, fmt.Errorf("sqlstore: parsing the PostgreSQL DSN: %w", err)
+	}
+	if oc.counter != nil {
+		cfg.ConnConfig.Tracer = poolTracer{oc.counter}
+	}
+	if !strings.Contains(dsn, "pool_max_conns") {
+		// pgx's default, max(4, CPUs), makes every run's step, every
+		// cancel and River's work wait for one of four connections:
+		// with a thousand runs in flight, a cancel waited seconds for
+		// its turn.
+		cfg.MaxConns = max(cfg.MaxConns, DefaultPoolSize)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -71,7 +91,7 @@ func openPostgres(ctx context.Context, dsn string) (*postgres, error) {
 		pool.Close()
 		return nil, fmt.Errorf("sqlstore: PostgreSQL %s: %w", where(cfg), err)
 	}
-	return &postgres{pgQuerier: pgQuerier{pool}, pool: pool, jobs: j}, nil
+	return &postgres{pgQuerier: pgQuerier{pool, oc.counter}, pool: pool, jobs: j}, nil
 }
 
 // where names a database for error messages, without credentials.
@@ -91,7 +111,8 @@ func (d *postgres) inTx(ctx context.Context, fn func(tx) error) error {
 	if err != nil {
 		return err
 	}
-	if err := fn(&pgTx{pgQuerier{t}, t, d.jobs}); err != nil {
+	d.n.transaction()
+	if err := fn(&pgTx{pgQuerier{t, d.n}, t, d.jobs}); err != nil {
 		return errors.Join(err, ignoreClosed(t.Rollback(ctx)))
 	}
 	return t.Commit(ctx)
@@ -221,6 +242,10 @@ func (t *pgTx) enqueue(ctx context.Context, runID string) (int64, error) {
 	return t.jobs.enqueue(ctx, t.tx, runID)
 }
 
+func (t *pgTx) cancelJob(ctx context.Context, jobID int64) error {
+	return t.jobs.cancelTx(ctx, t.tx, jobID)
+}
+
 // pgRunner is what a pool and a transaction have in common.
 type pgRunner interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
@@ -232,9 +257,13 @@ type pgRunner interface {
 // statement's ? placeholders. A statement without arguments goes out as
 // written, which pgx sends with the simple protocol: a migration file of
 // several statements runs that way.
-type pgQuerier struct{ r pgRunner }
+type pgQuerier struct {
+	r pgRunner
+	n *StatementCounter // nil: nothing counted
+}
 
 func (q pgQuerier) exec(ctx context.Context, stmt string, args ...any) (int64, error) {
+	q.n.statement(stmt)
 	tag, err := q.r.Exec(ctx, rebind(stmt, len(args)), args...)
 	if err != nil {
 		return 0, err
@@ -243,6 +272,7 @@ func (q pgQuerier) exec(ctx context.Context, stmt string, args ...any) (int64, e
 }
 
 func (q pgQuerier) query(ctx context.Context, stmt string, args ...any) (rows, error) {
+	q.n.statement(stmt)
 	rs, err := q.r.Query(ctx, rebind(stmt, len(args)), args...)
 	if err != nil {
 		return nil, err
@@ -252,6 +282,7 @@ func (q pgQuerier) query(ctx context.Context, stmt string, args ...any) (rows, e
 
 // queryRow: pgx.ErrNoRows is sql.ErrNoRows to errors.Is.
 func (q pgQuerier) queryRow(ctx context.Context, stmt string, args ...any) scanner {
+	q.n.statement(stmt)
 	return q.r.QueryRow(ctx, rebind(stmt, len(args)), args...)
 }
 

@@ -44,8 +44,8 @@ const (
 // watchers' poll is the backstop.
 type Notifier interface {
 	// NotifyCancelled tells every process listening on this database
-	// and schema (ListenCancelled) that run runID was cancelled.
-	NotifyCancelled(ctx context.Context, runID string) error
+	// and schema (ListenCancelled) that the runs runIDs were cancelled.
+	NotifyCancelled(ctx context.Context, runIDs ...string) error
 	// ListenCancelled listens for the cancels that NotifyCancelled
 	// announces, calling fn with each run id, until ctx ends.
 	ListenCancelled(ctx context.Context, fn func(runID string), opts ...ListenOption) error
@@ -61,13 +61,16 @@ func (s *Store) Notifier() (Notifier, bool) {
 var _ Notifier = (*postgres)(nil)
 
 // NotifyCancelled tells every process listening on this database and schema
-// (ListenCancelled) that run runID was cancelled. Call it after
-// the run row says so: listeners take the notification as a hint, read the
-// row and cancel the run's calls in flight if it says cancelled. The
-// notification carries nothing but the run id.
-func (d *postgres) NotifyCancelled(ctx context.Context, runID string) error {
-	if _, err := d.exec(ctx, `SELECT pg_notify(`+cancelChannelSQL+`, ?)`, runID); err != nil {
-		return fmt.Errorf("sqlstore: announcing the cancel of run %s: %w", runID, err)
+// (ListenCancelled) that the runs runIDs were cancelled, one notification
+// each, in one statement. Call it after the run rows say so: listeners take
+// a notification as a hint, read the row and cancel the run's calls in
+// flight if it says cancelled. A notification carries nothing but a run id.
+func (d *postgres) NotifyCancelled(ctx context.Context, runIDs ...string) error {
+	if len(runIDs) == 0 {
+		return nil
+	}
+	if _, err := d.exec(ctx, `SELECT pg_notify(`+cancelChannelSQL+`, id) FROM unnest(?::text[]) AS id`, runIDs); err != nil {
+		return fmt.Errorf("sqlstore: announcing the cancel of %d runs: %w", len(runIDs), err)
 	}
 	return nil
 }

@@ -118,6 +118,14 @@ func (j *jobs[TTx]) cancel(ctx context.Context, jobID int64) error {
 	return nil
 }
 
+// cancelTx is cancel inside tx: many cancels, one commit.
+func (j *jobs[TTx]) cancelTx(ctx context.Context, tx TTx, jobID int64) error {
+	if _, err := j.client.JobCancelTx(ctx, tx, jobID); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
+		return fmt.Errorf("cancelling job %d: %w", jobID, err)
+	}
+	return nil
+}
+
 // queue is a store's agent.Queue: River workers on its database.
 type queue[TTx any] struct {
 	jobs *jobs[TTx]

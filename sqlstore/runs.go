@@ -34,17 +34,23 @@ func (s *Store) RunInsert(ctx context.Context, run *agent.Run) error {
 		run.CreatedAt = time.Now().UTC()
 	}
 	err := s.d.inTx(ctx, func(tx tx) error {
-		if _, err := tx.exec(ctx, `INSERT INTO runs (`+runColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		// The job first, so that the row is inserted with its id: one
+		// statement fewer per run than an UPDATE after it. Both appear
+		// at the commit, together.
+		var jobID sql.NullInt64
+		if run.Status == agent.StatusQueued {
+			id, err := tx.enqueue(ctx, run.ID)
+			if err != nil {
+				return err
+			}
+			jobID = sql.NullInt64{Int64: id, Valid: true}
+		}
+		_, err := tx.exec(ctx, `INSERT INTO runs (`+runColumns+`, job_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			run.ID, run.Owner, nullBytes(run.Request), string(run.Status), string(run.Reason), run.Error,
 			run.LeaseOwner, nanos(run.LeaseExpires), string(run.PendingEffect), nullBytes(run.Suspended),
-			run.Attempts, nanos(run.CreatedAt), nanos(run.StartedAt), nanos(run.FinishedAt)); err != nil {
-			return err
-		}
-		if run.Status != agent.StatusQueued {
-			return nil
-		}
-		return enqueueTx(ctx, tx, run.ID)
+			run.Attempts, nanos(run.CreatedAt), nanos(run.StartedAt), nanos(run.FinishedAt), jobID)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("sqlstore: inserting run %s: %w", run.ID, err)
@@ -207,6 +213,43 @@ func (s *Store) CancelRunJob(ctx context.Context, id string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("sqlstore: cancelling the job of run %s: %w", id, err)
+	}
+	return nil
+}
+
+// CancelRunJobs is CancelRunJob for many runs at once — what an operator's
+// storm of cancels needs: one read finds the jobs of the runs of ids that
+// are cancelled, and one transaction cancels them all (one commit; on
+// PostgreSQL River's notifications go out at it).
+func (s *Store) CancelRunJobs(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	in, list := s.d.idIn(ids)
+	rs, err := s.d.query(ctx, `SELECT job_id FROM runs WHERE id `+in+` AND status = 'cancelled' AND job_id IS NOT NULL`, list)
+	if err != nil {
+		return fmt.Errorf("sqlstore: reading the jobs of %d cancelled runs: %w", len(ids), err)
+	}
+	jobIDs, err := collect(rs, "reading the jobs of cancelled runs", func(sc scanner) (int64, error) {
+		var id int64
+		return id, sc.Scan(&id)
+	})
+	if cerr := rs.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil || len(jobIDs) == 0 {
+		return err
+	}
+	err = s.d.inTx(ctx, func(tx tx) error {
+		for _, id := range jobIDs {
+			if err := tx.cancelJob(ctx, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlstore: cancelling the jobs of %d runs: %w", len(jobIDs), err)
 	}
 	return nil
 }

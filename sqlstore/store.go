@@ -14,8 +14,11 @@ import (
 // behaviour on both. It is safe for concurrent use by goroutines, and by
 // several processes on one database (on PostgreSQL, on many machines).
 type Store struct {
-	d dialect
+	d        dialect
+	finishes *finishBatcher
 }
+
+func newStore(d dialect) *Store { return &Store{d: d, finishes: newFinishBatcher()} }
 
 // Open opens the database that dsn names and migrates it: a PostgreSQL
 // URL (postgres://… or postgresql://…, as [OpenPostgres] takes it), or else
@@ -23,7 +26,7 @@ type Store struct {
 // Store when done.
 func Open(ctx context.Context, dsn string, opts ...OpenOption) (*Store, error) {
 	if IsPostgres(dsn) {
-		return OpenPostgres(ctx, dsn)
+		return OpenPostgres(ctx, dsn, opts...)
 	}
 	cfg := openConfig{logger: slog.Default()}
 	for _, o := range opts {
@@ -36,7 +39,7 @@ func Open(ctx context.Context, dsn string, opts ...OpenOption) (*Store, error) {
 	if err := d.migrate(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("sqlstore: migrating %s: %w", dsn, err), d.close())
 	}
-	return &Store{d: d}, nil
+	return newStore(d), nil
 }
 
 // IsPostgres reports whether dsn names a PostgreSQL database (a

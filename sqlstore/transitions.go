@@ -164,15 +164,19 @@ func (s *Store) RunFinish(ctx context.Context, id, owner string, to agent.Status
 	if !to.Terminal() {
 		return false, fmt.Errorf("sqlstore: %s as %q: %w", what, to, errNotTerminal)
 	}
-	stmt := `UPDATE runs SET status = ?, reason = ?, error = ?, finished_at = ?,
-			suspended = NULL, lease_expires = 0
-		WHERE id = ? AND status NOT IN ` + terminal
-	args := []any{string(to), string(reason), errText, time.Now().UnixNano(), id}
-	if owner != "" {
-		stmt += ` AND lease_owner = ?`
-		args = append(args, owner)
+	if owner == "" {
+		// An operator's cancel: concurrent ones share a statement
+		// (finish_batch.go).
+		won, err := s.finishBatched(ctx, finishKey{to, reason, errText}, id)
+		if err != nil {
+			return false, fmt.Errorf("sqlstore: %s: %w", what, err)
+		}
+		return won, nil
 	}
-	return s.transition(ctx, what, stmt, args...)
+	return s.transition(ctx, what, `UPDATE runs SET status = ?, reason = ?, error = ?, finished_at = ?,
+			suspended = NULL, lease_expires = 0
+		WHERE id = ? AND status NOT IN `+terminal+` AND lease_owner = ?`,
+		string(to), string(reason), errText, time.Now().UnixNano(), id, owner)
 }
 
 // RunRequeue implements [agent.Store]: running and held by owner → queued,

@@ -32,7 +32,9 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	configPath := fs.String("config", "andon.yaml", "the MCP servers config `file`; created with a demo if missing")
 	addr := fs.String("addr", defaultAPI, "serve the API on this loopback `address`")
 	tokenFile := fs.String("token-file", defaultTokenFile, "where to write the first API token (an admin, mode 0600) if the database has none")
-	rf := addRuntimeFlags(fs, "execute at most `N` runs at once; 0: serve the API only, and leave the runs to andon workers on the same database")
+	rf := addRuntimeFlags(fs, "execute at most `N` runs at once; 0: serve the API only, and leave the runs to andon workers on the same database. "+
+		"A run mostly waits for its model and tools, so the default is high: on 2 cores, short runs/s peaked at 16–64 on SQLite "+
+		"(its one writer) and kept rising slowly past 64 on PostgreSQL; each run in flight costs about 32 KiB")
 	verbose := fs.Bool("v", false, "log debug detail")
 	oaf := addOpenAIFlags(fs)
 	if _, code, ok := fs.parse(args); !ok {

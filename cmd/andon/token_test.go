@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 var tokenRE = regexp.MustCompile(`^andon_[A-Za-z0-9_-]{43}$`)
@@ -113,7 +114,15 @@ func TestServeBootstrapToken(t *testing.T) {
 	if !tokenRE.MatchString(token) {
 		t.Fatalf("andon.token holds %q, want a token", token)
 	}
-	if !strings.Contains(p.stderr.String(), "created the first API token") || !strings.Contains(p.stderr.String(), "andon.token") {
+	// serve is healthy (it listens first) and writes the file before it
+	// stores the token and says so: wait for the line.
+	said := func() bool {
+		return strings.Contains(p.stderr.String(), "created the first API token") && strings.Contains(p.stderr.String(), "andon.token")
+	}
+	for deadline := time.Now().Add(patience); !said() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !said() {
 		t.Errorf("serve did not say where the token is:\n%s", p.stderr.String())
 	}
 

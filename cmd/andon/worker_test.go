@@ -2,6 +2,7 @@ package main
 
 import (
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,7 +77,7 @@ func TestCancelAcrossProcesses(t *testing.T) {
 			common := append([]string{"--db", db, "--config", config}, tc.flags...)
 
 			b := startAndon(t, dir, env, append(append([]string{"worker"}, common...), tc.bFlags...)...)
-			b.waitOutput("its banner", contains("andon: worker executing up to 4 runs at once"))
+			b.waitOutput("its banner", contains(fmt.Sprintf("andon: worker executing up to %d runs at once", agent.DefaultMaxConcurrentRuns)))
 			notify := tc.postgres && len(tc.flags) == 0
 			if notify {
 				b.waitOutput("that it listens", contains("listening for cancels from other processes"))

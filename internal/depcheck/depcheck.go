@@ -33,25 +33,29 @@ const Module = "github.com/andonhq/andon"
 // package of the module in no row fails the check: a new package takes its
 // place in the table deliberately.
 var mayImport = map[string][]string{
-	"cmd":       {"node", "api", "metrics", "token", "sqlstore", "agent", "catalogue", "model", "mcp", "egress", "vault", "audit"},
-	"node":      {"api", "metrics", "token", "sqlstore", "agent", "catalogue", "model", "mcp", "egress", "vault", "audit"},
-	"api":       {"metrics", "token", "agent", "catalogue", "model", "mcp", "egress", "vault", "audit"},
-	"metrics":   {"agent", "catalogue"},
-	"sqlstore":  {"token", "agent", "catalogue", "vault", "audit"},
-	"catalogue": {"agent", "model", "mcp", "egress", "vault", "audit"},
-	"agent":     {"model", "mcp", "egress", "vault", "audit"},
-	"model":     {"vault", "audit"},
-	"egress":    {"vault", "audit"},
-	"mcp":       nil, // the public MCP client library: nothing of andon's but its own
-	"vault":     nil,
-	"audit":     nil,
-	"token":     nil,
+	"cmd/andon-load": {"internal/loadtest", "sqlstore", "agent"},
+	"cmd":            {"node", "api", "metrics", "token", "sqlstore", "agent", "catalogue", "model", "mcp", "egress", "vault", "audit"},
+	"node":           {"api", "metrics", "token", "sqlstore", "agent", "catalogue", "model", "mcp", "egress", "vault", "audit"},
+	"api":            {"metrics", "token", "agent", "catalogue", "model", "mcp", "egress", "vault", "audit"},
+	"metrics":        {"agent", "catalogue"},
+	"sqlstore":       {"token", "agent", "catalogue", "vault", "audit"},
+	"catalogue":      {"agent", "model", "mcp", "egress", "vault", "audit"},
+	"agent":          {"model", "mcp", "egress", "vault", "audit"},
+	"model":          {"vault", "audit"},
+	"egress":         {"vault", "audit"},
+	"mcp":            nil, // the public MCP client library: nothing of andon's but its own
+	"vault":          nil,
+	"audit":          nil,
+	"token":          nil,
 
 	"internal/conformance": {"mcp"},
 	"internal/interop":     {"mcp", "internal/nodepeer"},
 	"internal/nodepeer":    nil,
 	"internal/oauthtest":   {"mcp", "internal/nodepeer"},
 	"internal/depcheck":    nil,
+	// The load harness assembles a node on a counted store, as a program
+	// embedding andon would (cmd/andon-load drives it).
+	"internal/loadtest": {"node", "sqlstore", "agent", "catalogue", "mcp", "vault"},
 }
 
 // drivers are the import paths (and path prefixes, ending in /) of the
@@ -68,7 +72,7 @@ var drivers = []string{
 // through them (the assembly opens the store).
 var (
 	driverImporters = []string{"sqlstore", "cmd"}
-	driverLinkers   = []string{"sqlstore", "cmd", "node"}
+	driverLinkers   = []string{"sqlstore", "cmd", "node", "internal/loadtest"}
 )
 
 // httpCode is what sqlstore may not link: the HTTP layer above it (the API,

@@ -1,0 +1,273 @@
+// Command andon-load drives andon's load harness (internal/loadtest): for
+// each number of runs in flight it starts a fresh node on a fresh database,
+// holds the runs in mcptest's slow tool over stdio or HTTP, cancels them in
+// waves, and prints one line per measurement; then it measures short runs
+// per second. Nothing here asserts a number.
+//
+//	go run ./cmd/andon-load -db sqlite -transport stdio -inflight 100,1000 -waves 1,16,100,all
+//	go run ./cmd/andon-load -db postgres://postgres@127.0.0.1:5432/test?sslmode=disable
+//
+// With a PostgreSQL URL, every node gets a schema of its own, dropped
+// afterwards.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/internal/loadtest"
+	"github.com/andonhq/andon/sqlstore"
+)
+
+func main() {
+	loadtest.MaybeServe() // this executable is the MCP server's too
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "andon-load:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	db, transport     string
+	inflight          []int
+	waves             []string
+	samples           int
+	shortRuns, submit int
+	workers           int
+	verbose           bool
+	cpuProfile        string
+	blockProfile      string
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("andon-load", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	var inflight, waves string
+	fs.StringVar(&o.db, "db", "sqlite", "`database`: sqlite (a file in a temp dir) or a PostgreSQL URL")
+	fs.StringVar(&o.transport, "transport", loadtest.Stdio, "how the node reaches the MCP server: stdio or http")
+	fs.StringVar(&inflight, "inflight", "100,1000", "comma-separated `numbers` of runs in flight, one node each")
+	fs.StringVar(&waves, "waves", "1,16,100,all", "comma-separated cancels at once: a number, or all")
+	fs.IntVar(&o.samples, "samples", 200, "cancels measured per wave size (at least one wave)")
+	fs.IntVar(&o.shortRuns, "short-runs", 300, "one-tool-call runs for runs/s (0: skip)")
+	fs.IntVar(&o.submit, "submitters", 16, "goroutines submitting the short runs")
+	fs.IntVar(&o.workers, "workers", agent.DefaultMaxConcurrentRuns, "the node's --workers for short runs")
+	fs.BoolVar(&o.verbose, "v", false, "log the node's warnings to stderr")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the storms (not the short runs) to `file`")
+	fs.StringVar(&o.blockProfile, "blockprofile", "", "write a profile of where goroutines waited during the storms to `file`")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	for _, f := range strings.Split(inflight, ",") {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 || n > loadtest.MaxWorkers {
+			return fmt.Errorf("-inflight %q: want numbers from 1 to %d", f, loadtest.MaxWorkers)
+		}
+		o.inflight = append(o.inflight, n)
+	}
+	o.waves = strings.Split(waves, ",")
+	logger := slog.New(slog.DiscardHandler)
+	if o.verbose {
+		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	dir, err := os.MkdirTemp("", "andon-load")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	backend := "sqlite"
+	if sqlstore.IsPostgres(o.db) {
+		backend = "postgres"
+	}
+	stopProfiles, err := profiles(o)
+	if err != nil {
+		return err
+	}
+	for _, n := range o.inflight {
+		if err := storms(ctx, o, n, backend, dir, logger, stdout); err != nil {
+			return errors.Join(err, stopProfiles())
+		}
+	}
+	if err := stopProfiles(); err != nil {
+		return err
+	}
+	if o.shortRuns > 0 {
+		return short(ctx, o, backend, dir, logger, stdout)
+	}
+	return nil
+}
+
+// storms measures every wave size with n runs in flight, on one node.
+func storms(ctx context.Context, o options, n int, backend, dir string, logger *slog.Logger, stdout io.Writer) error {
+	h, cleanup, err := harness(ctx, o, backend, dir, loadtest.MaxWorkers, logger)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	for _, w := range o.waves {
+		wave := n
+		if w != "all" {
+			if wave, err = strconv.Atoi(w); err != nil || wave < 1 {
+				return fmt.Errorf("-waves %q: want numbers or all", w)
+			}
+		}
+		if wave > n {
+			continue
+		}
+		res, err := h.Measure(ctx, loadtest.Storm{InFlight: n, Wave: wave, Samples: o.samples})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "storm backend=%s transport=%s inflight=%d wave=%s cancels=%d "+
+			"wire_p50_ms=%.2f wire_p99_ms=%.2f wire_max_ms=%.2f took_p50_ms=%.2f took_p99_ms=%.2f took_max_ms=%.2f "+
+			"stmts_per_cancel=%.1f writes_per_cancel=%.1f pool_per_cancel=%.1f "+
+			"heap_per_run_B=%.0f stack_per_run_B=%.0f goroutines_per_run=%.1f idle_polls_per_interval=%.2f idle_stmts_per_s=%.1f last_steps_missing=%d\n",
+			backend, o.transport, n, w, res.ToWire.N,
+			ms(res.ToWire.P50), ms(res.ToWire.P99), ms(res.ToWire.Max), ms(res.Took.P50), ms(res.Took.P99), ms(res.Took.Max),
+			res.PerCancel, res.WritesPerCancel, res.PoolPerCancel,
+			res.HeapPerRun, res.StackPerRun, res.GoroutinesPerRun, res.IdlePollsPerInterval, res.IdleStatementsPerSecond, res.LastStepsMissing)
+	}
+	return cleanup()
+}
+
+func short(ctx context.Context, o options, backend, dir string, logger *slog.Logger, stdout io.Writer) error {
+	h, cleanup, err := harness(ctx, o, backend, dir, o.workers, logger)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	// One run first: the MCP server's process starts, the tools are
+	// imported.
+	if _, err := h.ShortRuns(ctx, 1, 1); err != nil {
+		return err
+	}
+	tp, err := h.ShortRuns(ctx, o.shortRuns, o.submit)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "short backend=%s transport=%s workers=%d runs=%d submitters=%d elapsed_s=%.2f runs_per_s=%.1f "+
+		"stmts_per_run=%.1f writes_per_run=%.1f tx_per_run=%.1f pool_per_run=%.1f\n",
+		backend, o.transport, o.workers, tp.Runs, o.submit, tp.Elapsed.Seconds(), tp.PerSecond,
+		tp.PerRun, tp.WritesPerRun, tp.TxPerRun, tp.PoolPerRun)
+	return cleanup()
+}
+
+// harness starts a harness on a fresh database; cleanup closes it and
+// drops the database (a second call does nothing).
+func harness(ctx context.Context, o options, backend, dir string, workers int, logger *slog.Logger) (*loadtest.Harness, func() error, error) {
+	db := filepath.Join(dir, "andon-"+tag()+".db")
+	drop := func() error { return nil }
+	if backend == "postgres" {
+		var err error
+		if db, drop, err = schema(ctx, o.db); err != nil {
+			return nil, nil, err
+		}
+	}
+	h, err := loadtest.Start(ctx, loadtest.Config{DB: db, Dir: dir, Transport: o.transport, Workers: workers, Logger: logger})
+	if err != nil {
+		return nil, nil, errors.Join(err, drop())
+	}
+	done := false
+	return h, func() error {
+		if done {
+			return nil
+		}
+		done = true
+		return errors.Join(h.Close(), drop())
+	}, nil
+}
+
+// schema creates a schema of its own on the database dsn names and
+// returns a DSN that uses it, and how to drop it.
+func schema(ctx context.Context, dsn string) (string, func() error, error) {
+	name := "load_" + tag()
+	exec := func(ctx context.Context, stmt string) error {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return err
+		}
+		_, err = conn.Exec(ctx, stmt)
+		return errors.Join(err, conn.Close(context.WithoutCancel(ctx)))
+	}
+	if err := exec(ctx, "CREATE SCHEMA "+name); err != nil {
+		return "", nil, fmt.Errorf("creating schema %s: %w", name, err)
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "", nil, fmt.Errorf("-db: %w", err)
+	}
+	q := u.Query()
+	q.Set("search_path", name)
+	u.RawQuery = q.Encode()
+	return u.String(), func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		return exec(ctx, "DROP SCHEMA "+name+" CASCADE")
+	}, nil
+}
+
+func tag() string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// profiles starts the profiles o asks for; the function returned writes
+// them.
+func profiles(o options) (func() error, error) {
+	var stops []func() error
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return nil, errors.Join(err, f.Close())
+		}
+		stops = append(stops, func() error {
+			pprof.StopCPUProfile()
+			return f.Close()
+		})
+	}
+	if o.blockProfile != "" {
+		runtime.SetBlockProfileRate(int(10 * time.Microsecond))
+		stops = append(stops, func() error {
+			runtime.SetBlockProfileRate(0)
+			f, err := os.Create(o.blockProfile)
+			if err != nil {
+				return err
+			}
+			return errors.Join(pprof.Lookup("block").WriteTo(f, 0), f.Close())
+		})
+	}
+	return func() error {
+		var errs []error
+		for _, stop := range stops {
+			errs = append(errs, stop())
+		}
+		stops = nil
+		return errors.Join(errs...)
+	}, nil
+}

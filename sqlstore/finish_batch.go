@@ -1,0 +1,151 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/andonhq/andon/agent"
+)
+
+// Group commit of unguarded finishes. An operator's "stop everything", or
+// many operators at once, is a storm of RunFinish calls without an owner:
+// cancels. Each is one guarded UPDATE, but on SQLite every one of them
+// waits for the one writer, so the hundredth waits for ninety-nine
+// commits. Instead, the finishes that arrive while one is being written
+// wait together and go in the next statement, which finishes all of them:
+// one UPDATE … WHERE id IN (…) … RETURNING id, whose guard is the same as
+// one finish's, row by row, so of two cancels of one run one still wins,
+// and the winners are the ids it returns. A finish alone is written at
+// once, as before; a storm costs a few statements instead of one each.
+
+// maxFinishBatch bounds the ids of one statement.
+const maxFinishBatch = 1000
+
+// finishKey is what the finishes of one statement share.
+type finishKey struct {
+	to     agent.Status
+	reason agent.Reason
+	text   string
+}
+
+// finishReq is one RunFinish waiting for its statement.
+type finishReq struct {
+	id   string
+	won  bool
+	err  error
+	done chan struct{}
+}
+
+// finishBatcher groups concurrent unguarded finishes; see above.
+type finishBatcher struct {
+	mu      sync.Mutex
+	pending map[finishKey][]*finishReq
+	writing map[finishKey]bool // a statement of this key is being written
+}
+
+func newFinishBatcher() *finishBatcher {
+	return &finishBatcher{pending: map[finishKey][]*finishReq{}, writing: map[finishKey]bool{}}
+}
+
+// finish finishes run id as key says, with every finish of the same key
+// that is waiting when its turn comes. It waits for its statement even if
+// ctx ends meanwhile (a statement has at most maxFinishBatch rows and its
+// own time bound), so that its answer says what the row says.
+func (s *Store) finishBatched(ctx context.Context, key finishKey, id string) (bool, error) {
+	b := s.finishes
+	req := &finishReq{id: id, done: make(chan struct{})}
+	b.mu.Lock()
+	b.pending[key] = append(b.pending[key], req)
+	lead := !b.writing[key]
+	if lead {
+		b.writing[key] = true
+	}
+	b.mu.Unlock()
+	if lead {
+		s.writeFinishes(context.WithoutCancel(ctx), key, req)
+	}
+	<-req.done
+	return req.won, req.err
+}
+
+// finishWriteTimeout bounds one batch's statement.
+const finishWriteTimeout = 30 * time.Second
+
+// writeFinishes writes the waiting finishes of key, a batch per statement,
+// until none waits; then the next finish of key leads again. Once own's
+// batch is written, a goroutine of its own goes on, so that the leader's
+// caller is not kept writing the others' finishes.
+func (s *Store) writeFinishes(ctx context.Context, key finishKey, own *finishReq) {
+	b := s.finishes
+	for {
+		b.mu.Lock()
+		batch := b.pending[key]
+		if len(batch) > maxFinishBatch {
+			b.pending[key] = batch[maxFinishBatch:]
+			batch = batch[:maxFinishBatch]
+		} else {
+			delete(b.pending, key)
+		}
+		if len(batch) == 0 {
+			delete(b.writing, key)
+			b.mu.Unlock()
+			return
+		}
+		b.mu.Unlock()
+		ids := make([]string, len(batch))
+		for i, r := range batch {
+			ids[i] = r.id
+		}
+		// Urgent: the row must say cancelled before the call on the wire
+		// is stopped, so this write goes ahead of the others.
+		wctx, cancel := context.WithTimeout(urgent(ctx), finishWriteTimeout)
+		won, err := s.finishMany(wctx, key, ids)
+		cancel()
+		for _, r := range batch {
+			// Two cancels of one run in one batch: the first wins,
+			// as the first of two statements would.
+			r.won, r.err = won[r.id], err
+			delete(won, r.id)
+			close(r.done)
+		}
+		if own != nil && isDone(own) {
+			go s.writeFinishes(ctx, key, nil)
+			return
+		}
+	}
+}
+
+func isDone(r *finishReq) bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// finishMany is RunFinish without an owner for every run of ids, in one
+// statement; it returns the runs it finished.
+func (s *Store) finishMany(ctx context.Context, key finishKey, ids []string) (map[string]bool, error) {
+	in, list := s.d.idIn(ids)
+	rs, err := s.d.query(ctx, `UPDATE runs SET status = ?, reason = ?, error = ?, finished_at = ?,
+			suspended = NULL, lease_expires = 0
+		WHERE id `+in+` AND status NOT IN `+terminal+`
+		RETURNING id`,
+		string(key.to), string(key.reason), key.text, time.Now().UnixNano(), list)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: finishing %d runs: %w", len(ids), err)
+	}
+	defer rs.Close()
+	won, err := collect(rs, "finishing runs", scanID)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(won))
+	for _, id := range won {
+		out[id] = true
+	}
+	return out, nil
+}
