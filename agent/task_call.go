@@ -40,6 +40,10 @@ func (s *segment) callTool(ctx context.Context, tool Tool, call CallRef, args []
 	defer status.close()
 	trace := &TaskTrace{Status: status.report, Cancelled: func(o TaskCancelOutcome, st *TaskState) {
 		s.rt.recordTaskCancel(ctx, call, o, st, byHolder)
+	}, Detach: func(error) bool {
+		// A shutdown is not a cancel of the run: the task is durable
+		// remote work, which the next worker follows (see toolCall).
+		return s.parent.Err() != nil && !s.cancelled(ctx)
 	}}
 	if open != nil && !open.Settled {
 		// Taken over mid-task: ask the server, never call again.
