@@ -155,10 +155,10 @@ type TaskTrace struct {
 	Cancelled func(outcome TaskCancelOutcome, st *TaskState)
 	// Detach is asked, when the call's context ends during the task with
 	// cause, whether to leave the task running on its server instead of
-	// cancelling it: true when the process is shutting down, not when the
-	// run was cancelled or its budget passed. The handle stays persisted
-	// and the fence stamped; the worker that takes the run over follows
-	// the task.
+	// cancelling it: true when the process is shutting down or the
+	// segment lost its lease, not when the run was cancelled or its
+	// budget passed. The handle stays persisted and the fence stamped;
+	// the worker that takes the run over follows the task.
 	Detach func(cause error) bool
 }
 

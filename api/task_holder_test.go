@@ -185,3 +185,62 @@ func TestTheHolderRecordsTheAnswerToItsTasksCancel(t *testing.T) {
 		})
 	}
 }
+
+// A worker shut down gracefully while its call follows a task leaves the
+// task running: no tasks/cancel, the handle persisted and unsettled, the
+// fence stamped. The next worker takes the run over once the lease lapses
+// and collects the task's result without calling the tool again.
+func TestAShutdownLeavesTheTaskForTheNextWorker(t *testing.T) {
+	t.Parallel()
+	for _, rev := range []string{mcp.Version20251125, mcp.Version20260728} {
+		t.Run(rev, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := newTaskStack(t, rev)
+			short := func(c *agent.Config) {
+				c.LeaseDuration = 2 * time.Second
+				c.ReapInterval = 50 * time.Millisecond
+			}
+			first, shutdown := s.worker(t, "first", short)
+			client := s.api(t, first)
+			// Long enough to outlast the shutdown on a loaded machine,
+			// short enough to be collected by the next worker.
+			run, err := client.CreateRun(ctx, &agent.Request{Prompt: "test", Script: taskScript(8000)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			task := waitTask(t, client, run.ID, "had a task", func(d *api.RunDetail) bool { return len(d.Tasks) == 1 }).Tasks[0]
+			shutdown()
+
+			if n := s.cancels(task.TaskID); n != 0 {
+				t.Fatalf("the server recorded %d tasks/cancel for %s after a shutdown; want 0", n, task.TaskID)
+			}
+			d, err := client.GetRun(ctx, run.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Run.Status != string(agent.StatusRunning) || len(d.Steps) != 1 || d.Run.PendingEffect == "" ||
+				len(d.Tasks) != 1 || d.Tasks[0].Settled || d.Tasks[0].CancelOutcome != "" {
+				t.Fatalf("after the shutdown: status %s, %d steps, fence %q, tasks %+v; "+
+					"want running, the model's step only, the fence stamped, the task open and not cancelled",
+					d.Run.Status, len(d.Steps), d.Run.PendingEffect, d.Tasks)
+			}
+
+			next, _ := s.worker(t, "next", short)
+			client = s.api(t, next)
+			d = waitTask(t, client, run.ID, "completed", func(d *api.RunDetail) bool { return d.Run.Status == string(agent.StatusCompleted) })
+			if calls := s.srv.ReceivedMessages("tools/call"); len(calls) != 1 {
+				t.Errorf("the server saw %d tools/call; want 1 (the next worker follows the task)", len(calls))
+			}
+			if n := s.cancels(task.TaskID); n != 0 {
+				t.Errorf("the server recorded %d tasks/cancel for %s; want 0", n, task.TaskID)
+			}
+			if len(d.Steps) < 2 || d.Steps[1].Tool != "mcp_test_task_wait" || d.Steps[1].Outcome != string(agent.OutcomeOK) {
+				t.Errorf("steps = %+v; want the tool's step ok, from the task's result", d.Steps)
+			}
+			if got := d.Tasks[0]; !got.Settled || got.Status != string(agent.TaskCompleted) || d.Run.PendingEffect != "" {
+				t.Errorf("task %+v, fence %q; want it settled completed and the fence down", got, d.Run.PendingEffect)
+			}
+		})
+	}
+}
