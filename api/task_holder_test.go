@@ -108,6 +108,23 @@ func (s *taskStack) cancels(id string) int {
 	return n
 }
 
+// taskCancelRows waits for the run's task_cancel audit rows and returns
+// them.
+func (s *taskStack) taskCancelRows(t *testing.T, runID string) []audit.Row {
+	t.Helper()
+	deadline := time.Now().Add(taskPatience)
+	for {
+		rows, err := s.log.List(context.Background(), audit.Query{RunID: runID, Action: audit.ActionTaskCancel})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) > 0 || time.Now().After(deadline) {
+			return rows
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func waitTask(t *testing.T, c *api.Client, id, what string, done func(*api.RunDetail) bool) *api.RunDetail {
 	t.Helper()
 	deadline := time.Now().Add(taskPatience)
@@ -149,9 +166,15 @@ func TestTheHolderRecordsTheAnswerToItsTasksCancel(t *testing.T) {
 			if _, err := client.CancelRun(ctx, run.ID); err != nil {
 				t.Fatal(err)
 			}
-			d := waitTask(t, client, run.ID, "recorded the holder's tasks/cancel", func(d *api.RunDetail) bool {
-				return len(d.Tasks) == 1 && d.Tasks[0].CancelOutcome != ""
-			})
+			// The holder writes the task's row, then the audit row.
+			rows := s.taskCancelRows(t, run.ID)
+			if len(rows) != 1 || rows[0].Reason != string(agent.TaskCancelAcknowledged) || !rows[0].OK {
+				t.Errorf("task_cancel audit rows = %+v; want one, acknowledged", rows)
+			}
+			d, err := client.GetRun(ctx, run.ID)
+			if err != nil || len(d.Tasks) != 1 {
+				t.Fatalf("GetRun: %+v, %v; want the run with its task", d, err)
+			}
 			// 2025-11-25 answers with the task, cancelled; a 2026-07-28
 			// acknowledgement carries no status (cancelling is
 			// cooperative), so the task reads cancelling until its
@@ -162,13 +185,6 @@ func TestTheHolderRecordsTheAnswerToItsTasksCancel(t *testing.T) {
 			}
 			if got := d.Tasks[0]; got.CancelOutcome != string(agent.TaskCancelAcknowledged) || got.State != want {
 				t.Errorf("task after the cancel = %+v; want the cancel acknowledged, state %s", got, want)
-			}
-			rows, err := s.log.List(ctx, audit.Query{RunID: run.ID, Action: audit.ActionTaskCancel})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(rows) != 1 || rows[0].Reason != string(agent.TaskCancelAcknowledged) || !rows[0].OK {
-				t.Errorf("task_cancel audit rows = %+v; want one, acknowledged", rows)
 			}
 			// The reaper's backstop finds nothing to cancel, however late.
 			left, err := s.st.TasksToCancel(ctx, time.Now().Add(24*time.Hour))
@@ -181,6 +197,9 @@ func TestTheHolderRecordsTheAnswerToItsTasksCancel(t *testing.T) {
 			rt.ReapTasks(ctx)
 			if n := s.cancels(task.TaskID); n != 1 {
 				t.Errorf("the server recorded %d tasks/cancel for %s; want 1", n, task.TaskID)
+			}
+			if rows := s.taskCancelRows(t, run.ID); len(rows) != 1 {
+				t.Errorf("after a reap, %d task_cancel audit rows; want 1", len(rows))
 			}
 		})
 	}
