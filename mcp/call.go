@@ -73,8 +73,9 @@ type CallOptions struct {
 	// task asked for input nobody could give): the Task the server
 	// returned (at least its ID), and nil for an acknowledged cancel, an
 	// error matching [ErrTaskTerminal] for a task that had ended already,
-	// [ErrTaskNotFound] for one the server does not know, or another error
-	// (a timeout, [ErrClosed]) when no answer came. It runs on the
+	// [ErrTaskNotFound] for one the server does not know, the server's
+	// [*RPCError] for another refusal, or another error (a timeout,
+	// [ErrClosed]) when no answer came. It runs on the
 	// goroutine that sent the cancel, after the call has returned — so it
 	// must be safe to run concurrently with the caller — and it delays
 	// [Client.Close] while it runs: keep it short (bounded store writes).
