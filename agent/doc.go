@@ -71,7 +71,9 @@
 // task. Then the rules are:
 //
 //   - The process holding the call cancels the task itself (its MCP client
-//     sends tasks/cancel when the run's context is cancelled). When no live
+//     sends tasks/cancel when the run's context is cancelled) and records
+//     the server's answer ([TaskTrace].Cancelled), one task_cancel audit
+//     row; the reaper does not send it again. When no live
 //     process holds it, [Runtime.CancelRun] sends tasks/cancel with the
 //     persisted id through [TaskTools] and reports the server's answer; the
 //     reaper ([Runtime.ReapTasks]) does so for any task still open a lease
@@ -83,6 +85,9 @@
 //     step, which settles the fence. A server that cannot say
 //     ([ErrTaskUnknown]) leaves the fence stamped, and the run is
 //     dead-lettered.
+//   - A shutdown, or a lost lease, is not a cancel: the call stops
+//     following the task without tasks/cancel ([TaskTrace].Detach), leaving
+//     the handle unsettled and the fence stamped for the next worker.
 //   - The task is settled (no longer the call in flight) right after its
 //     step is recorded and before the fence comes down.
 package agent

@@ -149,9 +149,17 @@ type TaskTrace struct {
 	Created func(t *Task) error
 	// Status is told of each status the task reports.
 	Status func(st TaskState)
-	// Cancelled is told what the server said to the tasks/cancel the
-	// call sent when its context ended.
+	// Cancelled is told, once, what the server said to the tasks/cancel
+	// the call sent when its context ended. It may run after the call has
+	// returned, on another goroutine.
 	Cancelled func(outcome TaskCancelOutcome, st *TaskState)
+	// Detach is asked, when the call's context ends during the task with
+	// cause, whether to leave the task running on its server instead of
+	// cancelling it: true when the process is shutting down or the
+	// segment lost its lease, not when the run was cancelled or its
+	// budget passed. The handle stays persisted and the fence stamped;
+	// the worker that takes the run over follows the task.
+	Detach func(cause error) bool
 }
 
 type taskTraceKey struct{}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -40,6 +41,11 @@ func (s *segment) callTool(ctx context.Context, tool Tool, call CallRef, args []
 	defer status.close()
 	trace := &TaskTrace{Status: status.report, Cancelled: func(o TaskCancelOutcome, st *TaskState) {
 		s.rt.recordTaskCancel(ctx, call, o, st, byHolder)
+	}, Detach: func(cause error) bool {
+		// A shutdown is not a cancel of the run, nor is a lost lease
+		// (another segment holds the run now): the task is durable
+		// remote work, which the worker that has the run follows.
+		return !s.cancelled(ctx) && (s.parent.Err() != nil || errors.Is(cause, ErrLeaseLost))
 	}}
 	if open != nil && !open.Settled {
 		// Taken over mid-task: ask the server, never call again.

@@ -40,6 +40,38 @@ func (t *Tool) taskOptions(ctx context.Context, cl *mcp.Client, opts *mcp.CallOp
 			trace.Status(agent.TaskState{Status: taskStatus(mt.Status), Message: mt.StatusMessage})
 		}
 	}
+	traceCancel(trace, opts)
+}
+
+// traceCancel fills in opts the hooks by which the tasks/cancel a call
+// sends itself, and a shutdown that leaves its task running, reach trace.
+func traceCancel(trace *agent.TaskTrace, opts *mcp.CallOptions) {
+	if trace.Cancelled != nil {
+		opts.OnTaskCancel = func(mt mcp.Task, err error) {
+			outcome, st := cancelOutcome(&mt, err)
+			trace.Cancelled(outcome, st)
+		}
+	}
+	opts.DetachTask = trace.Detach
+}
+
+// cancelOutcome is what the server said to a tasks/cancel, in the
+// runtime's terms: acknowledged; rejected (the task had ended, or the
+// server does not know it); or unreachable (no answer).
+func cancelOutcome(mt *mcp.Task, err error) (agent.TaskCancelOutcome, *agent.TaskState) {
+	var st *agent.TaskState
+	if mt != nil && mt.Status != "" {
+		st = &agent.TaskState{Status: taskStatus(mt.Status), Message: mt.StatusMessage}
+	}
+	switch {
+	case err == nil:
+		return agent.TaskCancelAcknowledged, st
+	case errors.Is(err, mcp.ErrTaskTerminal):
+		return agent.TaskCancelRejected, st
+	case errors.Is(err, mcp.ErrTaskNotFound):
+		return agent.TaskCancelRejected, &agent.TaskState{Status: agent.TaskUnknown}
+	}
+	return agent.TaskCancelUnreachable, nil
 }
 
 // taskStatus is an MCP task status in the runtime's terms.
@@ -81,6 +113,9 @@ func (c *Catalogue) FollowTask(ctx context.Context, tk *agent.Task, trace *agent
 		opts.OnTaskStatus = func(mt mcp.Task) {
 			trace.Status(agent.TaskState{Status: taskStatus(mt.Status), Message: mt.StatusMessage})
 		}
+	}
+	if trace != nil {
+		traceCancel(trace, opts)
 	}
 	if tk.RunID != "" {
 		bctx = egress.WithRun(bctx, tk.RunID)
@@ -152,21 +187,12 @@ func (c *Catalogue) CancelTask(ctx context.Context, tk *agent.Task) (agent.TaskC
 		return agent.TaskCancelUnreachable, nil, fmt.Errorf("catalogue: cancelling task %q on server %q: %w", tk.ID, tk.Server, err)
 	}
 	mt, err := cn.client.CancelTask(ctx, tk.ID, &mcp.CallOptions{Timeout: b.Timeout})
-	switch {
-	case err == nil:
-		var st *agent.TaskState
-		if mt != nil && mt.Status != "" {
-			st = &agent.TaskState{Status: taskStatus(mt.Status), Message: mt.StatusMessage}
-		}
-		return agent.TaskCancelAcknowledged, st, nil
-	case errors.Is(err, mcp.ErrTaskTerminal):
-		var st *agent.TaskState
-		if mt != nil && mt.Status != "" {
-			st = &agent.TaskState{Status: taskStatus(mt.Status), Message: mt.StatusMessage}
-		}
-		return agent.TaskCancelRejected, st, err
-	case errors.Is(err, mcp.ErrTaskNotFound):
-		return agent.TaskCancelRejected, &agent.TaskState{Status: agent.TaskUnknown}, err
+	outcome, st := cancelOutcome(mt, err)
+	switch outcome {
+	case agent.TaskCancelAcknowledged:
+		return outcome, st, nil
+	case agent.TaskCancelRejected:
+		return outcome, st, err
 	}
 	if errors.Is(err, mcp.ErrClosed) {
 		s.drop(cn)

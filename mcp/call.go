@@ -67,6 +67,32 @@ type CallOptions struct {
 	// goroutine, never after the call has returned.
 	OnTaskStatus func(Task)
 
+	// OnTaskCancel, if set, is told once what the server said to the
+	// tasks/cancel the client sent for the call's task (when the call's
+	// context ended or its budget passed, OnTaskCreated failed, or the
+	// task asked for input nobody could give): the Task the server
+	// returned (at least its ID), and nil for an acknowledged cancel, an
+	// error matching [ErrTaskTerminal] for a task that had ended already,
+	// [ErrTaskNotFound] for one the server does not know, the server's
+	// [*RPCError] for another refusal, or another error (a timeout,
+	// [ErrClosed]) when no answer came. It runs on the
+	// goroutine that sent the cancel, after the call has returned — so it
+	// must be safe to run concurrently with the caller — and it delays
+	// [Client.Close] while it runs: keep it short (bounded store writes).
+	// It is not called when no tasks/cancel was sent.
+	OnTaskCancel func(Task, error)
+
+	// DetachTask, if set, is asked — once, on the calling goroutine, with
+	// context.Cause of the call's context — when that context ends while
+	// the call follows a task. True leaves the task running on the
+	// server: no tasks/cancel is sent and the call returns its usual
+	// error (matching ErrCancelled or ErrTimeout), so that another client
+	// can follow the task by its id ([Client.FollowTask]). A process that
+	// shuts down, not one whose work was cancelled, detaches. False, or
+	// nil, cancels the task. The call's own Timeout and MaxTotalTimeout
+	// always cancel it.
+	DetachTask func(cause error) bool
+
 	// quiet: the request is never cancelled by notification (a task
 	// method: tasks/* are abandoned by dropping them; on a stream with a
 	// response stream, by closing it).

@@ -70,7 +70,10 @@
 // returns its result; [CallOptions].OnTaskCreated hands the handle over to
 // be persisted. The caller's context and budget bound the whole task, and
 // an interrupted one is cancelled with tasks/cancel, never
-// notifications/cancelled. [Client.GetTask], [Client.CancelTask],
+// notifications/cancelled; [CallOptions].OnTaskCancel is told the server's
+// answer, and [CallOptions].DetachTask lets a caller whose context ended
+// for another reason than a cancel (a process shutting down) leave the task
+// running for another client to follow. [Client.GetTask], [Client.CancelTask],
 // [Client.ListTasks] and [Client.FollowTask] reach a task by id from any
 // client of the same server under the same revision.
 //

@@ -43,7 +43,7 @@ func (c *Client) callToolTask(ctx context.Context, params *callToolParams, opts 
 			support, _ = c.toolTaskSupport(params.Name)
 		}
 		if support != TaskRequired && (support != TaskOptional || !o.Task) {
-			o.OnTaskCreated, o.OnTaskStatus = nil, nil
+			o.OnTaskCreated, o.OnTaskStatus, o.OnTaskCancel, o.DetachTask = nil, nil, nil, nil
 			return c.callToolPlain(ctx, params, &o)
 		}
 		params.Task = &taskMetadata{}
@@ -101,7 +101,7 @@ func (c *Client) callToolTask(ctx context.Context, params *callToolParams, opts 
 	f.last, f.reported = t, true
 	if o.OnTaskCreated != nil {
 		if err := o.OnTaskCreated(t); err != nil {
-			c.cancelTaskBackground(ctx, t.ID)
+			c.cancelTaskBackground(ctx, t.ID, o.OnTaskCancel)
 			return nil, fmt.Errorf("mcp: task %s of tool %q: OnTaskCreated: %w", t.ID, params.Name, err)
 		}
 	}

@@ -195,8 +195,9 @@ func (c *Client) ListTasks(ctx context.Context, opts *CallOptions) iter.Seq2[Tas
 // ctx and opts bound the whole task as they bound a call. When ctx is
 // cancelled or a deadline passes, the task is cancelled with tasks/cancel
 // (once, off the caller's path, bounded, logged at warn level if it fails;
-// never notifications/cancelled) and FollowTask returns an error matching
-// ErrCancelled or ErrTimeout. A task that ended failed returns a
+// never notifications/cancelled; opts.OnTaskCancel is told the answer)
+// and FollowTask returns an error matching ErrCancelled or ErrTimeout —
+// unless opts.DetachTask leaves the task running. A task that ended failed returns a
 // [*TaskError] (or the tool's result, if it failed with IsError set), one
 // that ended cancelled a *TaskError matching ErrCancelled, and one the
 // server does not know an error matching [ErrTaskNotFound].
@@ -219,8 +220,7 @@ func (c *Client) FollowTask(ctx context.Context, id string, opts *CallOptions) (
 	d, err := c.getTask(f.budget, id, f.pollOptions())
 	if err != nil {
 		if f.budget.Err() != nil {
-			c.cancelTaskBackground(ctx, id)
-			return nil, interruption("tasks/get", ctx)
+			return nil, f.interrupted(id)
 		}
 		return nil, err
 	}

@@ -97,8 +97,10 @@ func (c *Client) receiveTaskStatus(params json.RawMessage) {
 // caller's path: the caller already has its error. It is bounded by
 // cancelNotifyTimeout and by Close; a failure is logged and goes no
 // further. It carries callerCtx's values (egress reads the run id from
-// them), never its cancellation.
-func (c *Client) cancelTaskBackground(callerCtx context.Context, id string) {
+// them), never its cancellation. report, if set, is told the server's
+// answer once, on the goroutine that sent the cancel (see
+// [CallOptions].OnTaskCancel).
+func (c *Client) cancelTaskBackground(callerCtx context.Context, id string, report func(Task, error)) {
 	sentAt := c.cancelClock()
 	c.tasks.cancels.add()
 	started := c.goBackground(func() {
@@ -106,7 +108,14 @@ func (c *Client) cancelTaskBackground(callerCtx context.Context, id string) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(callerCtx), cancelNotifyTimeout)
 		defer cancel()
 		defer context.AfterFunc(c.bgCtx, cancel)()
-		_, err := c.CancelTask(ctx, id, &CallOptions{Timeout: cancelNotifyTimeout})
+		t, err := c.CancelTask(ctx, id, &CallOptions{Timeout: cancelNotifyTimeout})
+		if report != nil {
+			answered := Task{ID: id}
+			if t != nil {
+				answered = *t
+			}
+			report(answered, err)
+		}
 		if err != nil && !errors.Is(err, ErrTaskTerminal) {
 			c.logger.Warn("mcp: could not cancel task", "task_id", id, "error", err)
 			return
@@ -119,6 +128,9 @@ func (c *Client) cancelTaskBackground(callerCtx context.Context, id string) {
 	if !started {
 		c.tasks.cancels.done()
 		c.logger.Warn("mcp: could not cancel task: client closed", "task_id", id)
+		if report != nil {
+			report(Task{ID: id}, fmt.Errorf("mcp: tasks/cancel %q not sent: %w", id, ErrClosed))
+		}
 	}
 }
 
@@ -247,9 +259,15 @@ func (f *follower) report(t Task) {
 	}
 }
 
-// interrupted cancels the task and returns the caller's error.
+// interrupted cancels the task and returns the caller's error — unless the
+// caller's own context ended and its DetachTask says to leave the task to
+// run: then nothing is sent.
 func (f *follower) interrupted(id string) error {
-	f.c.cancelTaskBackground(f.caller, id)
+	if f.caller.Err() != nil && f.o.DetachTask != nil && f.o.DetachTask(context.Cause(f.caller)) {
+		f.c.logger.Info("mcp: leaving a task to run on the server: the caller detached from it", "task_id", id)
+		return interruption(f.method, f.caller)
+	}
+	f.c.cancelTaskBackground(f.caller, id, f.o.OnTaskCancel)
 	return interruption(f.method, f.caller)
 }
 
@@ -355,7 +373,7 @@ func (f *follower) follow(w *taskWatch, d *detailedTask) (*CallToolResult, error
 					if f.budget.Err() != nil {
 						return nil, f.interrupted(id)
 					}
-					c.cancelTaskBackground(f.caller, id) // it would wait for input forever
+					c.cancelTaskBackground(f.caller, id, f.o.OnTaskCancel) // it would wait for input forever
 					return nil, err
 				}
 			}

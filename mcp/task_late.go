@@ -67,6 +67,6 @@ func (c *Client) cancelLateTask(gen taskGeneration, name string) func(json.RawMe
 			return // a plain late result: dropped, as any
 		}
 		c.logger.Info("mcp: cancelling a task created after its call was abandoned", "tool", name, "task_id", id)
-		c.cancelTaskBackground(c.bgCtx, id)
+		c.cancelTaskBackground(c.bgCtx, id, nil)
 	}
 }

@@ -85,12 +85,19 @@ func firstLineWith(out, prefix string) string {
 // SIGKILL. It returns the run and its task.
 func (d *taskDeployment) startMidTask(tool, args string) (string, api.Task) {
 	d.t.Helper()
+	return d.stopMidTask(tool, args, syscall.SIGKILL)
+}
+
+// stopMidTask is startMidTask with the worker stopped by sig, and waited
+// for.
+func (d *taskDeployment) stopMidTask(tool, args string, sig os.Signal) (string, api.Task) {
+	d.t.Helper()
 	script := writeScript(d.t, d.dir, "task.yaml", fmt.Sprintf("steps:\n  - tool_calls:\n      - name: mcp_e2e_%s\n        arguments: %s\n  - text: done\n", tool, args))
 	r := d.api.andon("run", "--script", script)
 	r.check(d.t, exitOK)
 	id := strings.TrimSpace(r.stdout)
 	det := d.wait(id, "its call's task persisted", func(det *api.RunDetail) bool { return len(det.Tasks) == 1 })
-	if err := d.doomed.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := d.doomed.cmd.Process.Signal(sig); err != nil {
 		d.t.Fatal(err)
 	}
 	<-d.doomed.exited
