@@ -35,15 +35,10 @@ func runPromptsList(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "prompts list", "andon prompts list (--stdio COMMAND | --url URL) [flags]", promptsAbout)
 	sf := addServerFlags(fs)
 	asJSON := fs.Bool("json", false, "print the prompts as a JSON array")
-	if code, ok := fs.parseNoArgs(args); !ok {
+	if code, ok := sf.parseNoArgs(fs, args); !ok {
 		return code
 	}
-	if code, ok := sf.check(fs); !ok {
-		return code
-	}
-	ctx, cancel := sf.budget(ctx)
-	defer cancel()
-	sess, code, ok := sf.connect(ctx, e, e.stderr)
+	ctx, sess, code, ok := sf.open(ctx, e, e.stderr)
 	if !ok {
 		return code
 	}
@@ -76,11 +71,8 @@ func runPromptsGet(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "prompts get", "andon prompts get (--stdio COMMAND | --url URL) [flags] NAME [ARGS]", promptsAbout)
 	sf := addServerFlags(fs)
 	asJSON := fs.Bool("json", false, "print the whole result (a GetPromptResult) as JSON")
-	pos, code, ok := fs.parse(args)
+	pos, code, ok := sf.parse(fs, args)
 	if !ok {
-		return code
-	}
-	if code, ok := sf.check(fs); !ok {
 		return code
 	}
 	if len(pos) == 0 {
@@ -100,9 +92,7 @@ func runPromptsGet(ctx context.Context, e *env, args []string) int {
 	}
 
 	opts, logOut, done := requestProgress(e)
-	ctx, cancel := sf.budget(ctx)
-	defer cancel()
-	sess, code, ok := sf.connect(ctx, e, logOut)
+	ctx, sess, code, ok := sf.open(ctx, e, logOut)
 	if !ok {
 		return code
 	}

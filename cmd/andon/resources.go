@@ -39,15 +39,10 @@ func runResourcesList(ctx context.Context, e *env, args []string) int {
 	sf := addServerFlags(fs)
 	templates := fs.Bool("templates", false, "list the resource templates (resources/templates/list) instead")
 	asJSON := fs.Bool("json", false, "print the resources (or templates) as a JSON array")
-	if code, ok := fs.parseNoArgs(args); !ok {
+	if code, ok := sf.parseNoArgs(fs, args); !ok {
 		return code
 	}
-	if code, ok := sf.check(fs); !ok {
-		return code
-	}
-	ctx, cancel := sf.budget(ctx)
-	defer cancel()
-	sess, code, ok := sf.connect(ctx, e, e.stderr)
+	ctx, sess, code, ok := sf.open(ctx, e, e.stderr)
 	if !ok {
 		return code
 	}
@@ -98,11 +93,8 @@ func runResourcesRead(ctx context.Context, e *env, args []string) int {
 	sf := addServerFlags(fs)
 	asJSON := fs.Bool("json", false, "print the whole result (contents, blobs base64) as JSON")
 	maxSize := fs.Int("max-size", 0, "fail (exit 3) when the contents exceed `N` bytes (text, and blobs decoded); 0 means no cap but the message size")
-	pos, code, ok := fs.parse(args)
+	pos, code, ok := sf.parse(fs, args)
 	if !ok {
-		return code
-	}
-	if code, ok := sf.check(fs); !ok {
 		return code
 	}
 	switch {
@@ -116,10 +108,8 @@ func runResourcesRead(ctx context.Context, e *env, args []string) int {
 	uri := pos[0]
 
 	opts, logOut, done := requestProgress(e)
-	ctx, cancel := sf.budget(ctx)
-	defer cancel()
 	sf.maxResourceSize = *maxSize
-	sess, code, ok := sf.connect(ctx, e, logOut)
+	ctx, sess, code, ok := sf.open(ctx, e, logOut)
 	if !ok {
 		return code
 	}

@@ -61,9 +61,7 @@ func runTasks(ctx context.Context, e *env, args []string) int {
 	if code, ok := sf.check(fs); !ok {
 		return code
 	}
-	ctx, cancel := sf.budget(ctx)
-	defer cancel()
-	sess, code, ok := sf.connect(ctx, e, e.stderr)
+	ctx, sess, code, ok := sf.open(ctx, e, e.stderr)
 	if !ok {
 		return code
 	}
