@@ -44,12 +44,9 @@ func runPromptsList(ctx context.Context, e *env, args []string) int {
 	}
 	defer sess.close()
 
-	list := []mcp.Prompt{} // "[]", not "null"
-	for p, err := range sess.client.ListPrompts(ctx, nil) {
-		if err != nil {
-			return sess.fail(ctx, e, "listing prompts", err)
-		}
-		list = append(list, p)
+	list, err := collect(sess.client.ListPrompts(ctx, nil))
+	if err != nil {
+		return sess.fail(ctx, e, "listing prompts", err)
 	}
 	if *asJSON {
 		return printResultJSON(e, "prompts", list)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-
-	"github.com/andonhq/andon/mcp"
 )
 
 const resourcesAbout = `List and read the resources an MCP server offers.
@@ -49,12 +47,9 @@ func runResourcesList(ctx context.Context, e *env, args []string) int {
 	defer sess.close()
 
 	if *templates {
-		list := []mcp.ResourceTemplate{} // "[]", not "null"
-		for rt, err := range sess.client.ResourceTemplates(ctx, nil) {
-			if err != nil {
-				return sess.fail(ctx, e, "listing resource templates", err)
-			}
-			list = append(list, rt)
+		list, err := collect(sess.client.ResourceTemplates(ctx, nil))
+		if err != nil {
+			return sess.fail(ctx, e, "listing resource templates", err)
 		}
 		if *asJSON {
 			return printResultJSON(e, "resource templates", list)
@@ -64,12 +59,9 @@ func runResourcesList(ctx context.Context, e *env, args []string) int {
 		}
 		return exitOK
 	}
-	list := []mcp.Resource{}
-	for r, err := range sess.client.ListResources(ctx, nil) {
-		if err != nil {
-			return sess.fail(ctx, e, "listing resources", err)
-		}
-		list = append(list, r)
+	list, err := collect(sess.client.ListResources(ctx, nil))
+	if err != nil {
+		return sess.fail(ctx, e, "listing resources", err)
 	}
 	if *asJSON {
 		return printResultJSON(e, "resources", list)
