@@ -107,10 +107,7 @@ func runCall(ctx context.Context, e *env, args []string) int {
 	}
 
 	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(res); err != nil {
+		if err := writeJSON(e.stdout, res); err != nil {
 			e.errorf("writing the result: %v", err)
 			return exitTransport
 		}

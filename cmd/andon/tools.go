@@ -48,14 +48,7 @@ func runTools(ctx context.Context, e *env, args []string) int {
 		for _, t := range tools {
 			raw = append(raw, t.Raw) // set by decoding: every listed tool has it
 		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(raw); err != nil {
-			e.errorf("writing the tools: %v", err)
-			return exitTransport
-		}
-		return exitOK
+		return printResultJSON(e, "tools", raw)
 	}
 	for _, t := range tools {
 		// The server's words go to a terminal: keep them to one safe line.
