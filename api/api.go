@@ -425,14 +425,20 @@ func (s *server) decide(approve bool) http.HandlerFunc {
 			s.failRun(w, r, err)
 			return
 		}
-		s.events.nudge()
-		run, err := s.cfg.Store.RunGet(r.Context(), id)
-		if err != nil {
-			s.fail(w, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"run": toRun(run)})
+		s.writeChangedRun(w, r, id)
 	}
+}
+
+// writeChangedRun replies to a request that changed the run id: whoever
+// follows the event stream is nudged, and the reply is the run as it is now.
+func (s *server) writeChangedRun(w http.ResponseWriter, r *http.Request, id string) {
+	s.events.nudge()
+	run, err := s.cfg.Store.RunGet(r.Context(), id)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"run": toRun(run)})
 }
 
 // fail maps an error to its status and stable code.

@@ -108,12 +108,6 @@ func (s *server) reply(decline bool) http.HandlerFunc {
 			s.failRun(w, r, err)
 			return
 		}
-		s.events.nudge()
-		run, err := s.cfg.Store.RunGet(r.Context(), id)
-		if err != nil {
-			s.fail(w, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"run": toRun(run)})
+		s.writeChangedRun(w, r, id)
 	}
 }

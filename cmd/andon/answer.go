@@ -40,12 +40,9 @@ func runAnswer(ctx context.Context, e *env, args []string) int {
 	raw := fs.String("json", "", "the answer as a JSON `object`")
 	var fields fieldFlags
 	fs.Var(&fields, "field", "one field of the answer, as `NAME=VALUE` (repeatable)")
-	pos, code, ok := fs.parse(args)
+	id, code, ok := parseRunID(fs, args)
 	if !ok {
 		return code
-	}
-	if len(pos) != 1 {
-		return fs.usageError("want one run id")
 	}
 	if *raw != "" && len(fields) > 0 {
 		return fs.usageError("give --json or --field, not both")
@@ -59,25 +56,21 @@ func runAnswer(ctx context.Context, e *env, args []string) int {
 	}
 	// The reply names the question, so what is answered is what was
 	// looked at: if the run moved on meanwhile, the API refuses.
-	d, err := c.GetRun(ctx, pos[0])
-	if err != nil {
-		return apiError(e, err)
-	}
-	q := d.Question
-	if q == nil {
-		e.errorf("run %s is not waiting for input (status %s)", pos[0], d.Run.Status)
-		return exitFailure
+	q, code, ok := waitingQuestion(ctx, e, c, id)
+	if !ok {
+		return code
 	}
 	content := json.RawMessage(*raw)
 	if len(fields) > 0 {
+		var err error
 		if content, err = fieldsAnswer(q.Schema, fields); err != nil {
 			return fs.usageError("%v", err)
 		}
 	}
 	if q.Mode == "form" && len(content) == 0 {
-		return fs.usageError("the question asks for fields: give --json or --field (andon show %s shows them)", pos[0])
+		return fs.usageError("the question asks for fields: give --json or --field (andon show %s shows them)", id)
 	}
-	run, err := c.AnswerRun(ctx, pos[0], q.ID, content)
+	run, err := c.AnswerRun(ctx, id, q.ID, content)
 	if err != nil {
 		return apiError(e, err)
 	}
@@ -89,33 +82,26 @@ func runDecline(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "decline", "andon decline RUN",
 		"Decline the question a server asked during a run: the server is told decline, and the run goes on.")
 	af := addAPIFlags(fs)
-	pos, code, ok := fs.parse(args)
+	id, code, ok := parseRunID(fs, args)
 	if !ok {
 		return code
-	}
-	if len(pos) != 1 {
-		return fs.usageError("want one run id")
 	}
 	c, code, ok := af.client(ctx, e)
 	if !ok {
 		return code
 	}
-	d, err := c.GetRun(ctx, pos[0])
-	if err != nil {
-		return apiError(e, err)
+	q, code, ok := waitingQuestion(ctx, e, c, id)
+	if !ok {
+		return code
 	}
-	if d.Question == nil {
-		e.errorf("run %s is not waiting for input (status %s)", pos[0], d.Run.Status)
-		return exitFailure
-	}
-	run, err := c.DeclineRun(ctx, pos[0], d.Question.ID)
+	run, err := c.DeclineRun(ctx, id, q.ID)
 	if err != nil {
 		return apiError(e, err)
 	}
 	if af.json {
 		return printJSON(e, run)
 	}
-	fmt.Fprintf(e.stdout, "%s: %s (declined %s's question %s)\n", run.ID, run.Status, d.Question.Server, d.Question.ID)
+	fmt.Fprintf(e.stdout, "%s: %s (declined %s's question %s)\n", run.ID, run.Status, q.Server, q.ID)
 	return exitOK
 }
 
@@ -193,4 +179,18 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// waitingQuestion is the question the run id waits on, or the exit code
+// to return when it waits on none.
+func waitingQuestion(ctx context.Context, e *env, c *api.Client, id string) (*api.Question, int, bool) {
+	d, err := c.GetRun(ctx, id)
+	if err != nil {
+		return nil, apiError(e, err), false
+	}
+	if d.Question == nil {
+		e.errorf("run %s is not waiting for input (status %s)", id, d.Run.Status)
+		return nil, exitFailure, false
+	}
+	return d.Question, 0, true
 }

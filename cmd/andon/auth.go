@@ -98,25 +98,34 @@ func (f *authFlags) servers(name string) ([]catalogue.Server, error) {
 	return out, nil
 }
 
+// server parses the command line of an auth command that acts on one
+// server, named by the only argument, and finds that server in the config.
+func (f *authFlags) server(fs *flagSet, e *env, args []string) (catalogue.Server, int, bool) {
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return catalogue.Server{}, code, false
+	}
+	if len(pos) != 1 {
+		return catalogue.Server{}, fs.usageError("want exactly one SERVER"), false
+	}
+	servers, err := f.servers(pos[0])
+	if err != nil {
+		e.errorf("%s: %v", strings.TrimPrefix(fs.Name(), "andon "), err)
+		return catalogue.Server{}, exitFailure, false
+	}
+	return servers[0], 0, true
+}
+
 func runAuthLogin(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "auth login", "andon auth login SERVER [flags]", authAbout)
 	af := addAuthFlags(fs)
 	noBrowser := fs.Bool("no-browser", false, "print the URL only; never open a browser (also "+envNoBrowser+"=1)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "how long to wait for the authorization")
 	verbose := fs.Bool("v", false, "log the OAuth client's steps (never a token)")
-	pos, code, ok := fs.parse(args)
+	s, code, ok := af.server(fs, e, args)
 	if !ok {
 		return code
 	}
-	if len(pos) != 1 {
-		return fs.usageError("want exactly one SERVER")
-	}
-	servers, err := af.servers(pos[0])
-	if err != nil {
-		e.errorf("auth login: %v", err)
-		return exitFailure
-	}
-	s := servers[0]
 	st := af.store.openFor(ctx, e, "auth login", true)
 	if st == nil {
 		return exitFailure
@@ -249,31 +258,23 @@ func runAuthStatus(ctx context.Context, e *env, args []string) int {
 func runAuthLogout(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "auth logout", "andon auth logout SERVER [flags]", authAbout)
 	af := addAuthFlags(fs)
-	pos, code, ok := fs.parse(args)
+	s, code, ok := af.server(fs, e, args)
 	if !ok {
 		return code
-	}
-	if len(pos) != 1 {
-		return fs.usageError("want exactly one SERVER")
-	}
-	servers, err := af.servers(pos[0])
-	if err != nil {
-		e.errorf("auth logout: %v", err)
-		return exitFailure
 	}
 	st := af.store.openFor(ctx, e, "auth logout", true)
 	if st == nil {
 		return exitFailure
 	}
 	defer st.close()
-	n, err := catalogue.OAuthLogout(ctx, st.vault, servers[0])
+	n, err := catalogue.OAuthLogout(ctx, st.vault, s)
 	if err != nil {
 		e.errorf("auth logout: %v", err)
 		return exitFailure
 	}
 	if n > 0 {
-		st.record(ctx, e, audit.ActionSecretRemoved, "auth logout "+servers[0].Name)
+		st.record(ctx, e, audit.ActionSecretRemoved, "auth logout "+s.Name)
 	}
-	fmt.Fprintf(e.stderr, "andon: server %q: removed %d token(s)\n", servers[0].Name, n)
+	fmt.Fprintf(e.stderr, "andon: server %q: removed %d token(s)\n", s.Name, n)
 	return exitOK
 }

@@ -48,11 +48,8 @@ func runCall(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "call", "andon call (--stdio COMMAND | --url URL) [flags] TOOL [ARGS]", callAbout)
 	sf := addServerFlags(fs)
 	asJSON := fs.Bool("json", false, "print the whole result (a CallToolResult) as JSON")
-	pos, code, ok := fs.parse(args)
+	pos, code, ok := sf.parse(fs, args)
 	if !ok {
-		return code
-	}
-	if code, ok := sf.check(fs); !ok {
 		return code
 	}
 	if len(pos) == 0 {
@@ -78,9 +75,7 @@ func runCall(ctx context.Context, e *env, args []string) int {
 		bar = newProgressBar(f)
 		logOut = bar // log lines go above the bar, not through it
 	}
-	ctx, cancel := sf.budget(ctx)
-	defer cancel()
-	sess, code, ok := sf.connect(ctx, e, logOut)
+	ctx, sess, code, ok := sf.open(ctx, e, logOut)
 	if !ok {
 		return code
 	}
@@ -112,10 +107,7 @@ func runCall(ctx context.Context, e *env, args []string) int {
 	}
 
 	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(res); err != nil {
+		if err := writeJSON(e.stdout, res); err != nil {
 			e.errorf("writing the result: %v", err)
 			return exitTransport
 		}

@@ -190,6 +190,28 @@ func (f *serverFlags) check(fs *flagSet) (code int, ok bool) {
 	return 0, true
 }
 
+// parse parses the command line of a command that talks to a server and
+// checks the server flags (see check): the positional arguments, or the
+// exit code to return.
+func (f *serverFlags) parse(fs *flagSet, args []string) (pos []string, code int, ok bool) {
+	pos, code, ok = fs.parse(args)
+	if !ok {
+		return nil, code, false
+	}
+	if code, ok := f.check(fs); !ok {
+		return nil, code, false
+	}
+	return pos, 0, true
+}
+
+// parseNoArgs is parse for a command that takes no positional arguments.
+func (f *serverFlags) parseNoArgs(fs *flagSet, args []string) (code int, ok bool) {
+	if code, ok := fs.parseNoArgs(args); !ok {
+		return code, false
+	}
+	return f.check(fs)
+}
+
 // budget returns ctx bounded by --timeout: one deadline for everything the
 // command does on the server's behalf, connecting included, so that a
 // server that never answers the handshake costs the user --timeout, not a
@@ -242,6 +264,21 @@ func (f *serverFlags) connect(ctx context.Context, e *env, logOut io.Writer) (*s
 	return &session{client: c, logger: logger}, 0, true
 }
 
+// open is budget and connect together, what every command that talks to
+// a server does: it returns the context bounded by --timeout for the
+// requests to make, and the session, whose close also ends the budget.
+// On failure the budget is already ended.
+func (f *serverFlags) open(ctx context.Context, e *env, logOut io.Writer) (context.Context, *session, int, bool) {
+	ctx, cancel := f.budget(ctx)
+	sess, code, ok := f.connect(ctx, e, logOut)
+	if !ok {
+		cancel()
+		return ctx, nil, code, false
+	}
+	sess.endBudget = cancel
+	return ctx, sess, 0, true
+}
+
 // httpGenerations says which HTTP transport each revision speaks: a pinned
 // revision pins it too.
 const httpGenerations = "2024-11-05 is HTTP+SSE (a GET event stream), 2025-03-26 to 2025-11-25 Streamable HTTP with sessions, 2026-07-28 stateless Streamable HTTP"
@@ -262,6 +299,9 @@ func httpGeneration(rev string) string {
 type session struct {
 	client *mcp.Client
 	logger *slog.Logger
+	// endBudget cancels the --timeout budget (see open), after the client
+	// is closed; nil when the session was not opened by open.
+	endBudget context.CancelFunc
 }
 
 // fail reports the failed request what and returns the exit code for err.
@@ -279,6 +319,9 @@ func (s *session) fail(ctx context.Context, e *env, what string, err error) int 
 func (s *session) close() {
 	if err := s.client.Close(); err != nil {
 		s.logger.Debug("andon: closing the connection", "error", err)
+	}
+	if s.endBudget != nil {
+		s.endBudget()
 	}
 }
 

@@ -26,11 +26,8 @@ func runComplete(ctx context.Context, e *env, args []string) int {
 	resource := fs.String("resource", "", "complete a variable of the resource template `TEMPLATE`")
 	contextJSON := fs.String("context", "", "arguments already chosen, as a JSON `object` of strings")
 	asJSON := fs.Bool("json", false, "print the whole completion as JSON")
-	pos, code, ok := fs.parse(args)
+	pos, code, ok := sf.parse(fs, args)
 	if !ok {
-		return code
-	}
-	if code, ok := sf.check(fs); !ok {
 		return code
 	}
 	var ref mcp.CompletionRef
@@ -62,9 +59,7 @@ func runComplete(ctx context.Context, e *env, args []string) int {
 		req.Context = c
 	}
 
-	ctx, cancel := sf.budget(ctx)
-	defer cancel()
-	sess, code, ok := sf.connect(ctx, e, e.stderr)
+	ctx, sess, code, ok := sf.open(ctx, e, e.stderr)
 	if !ok {
 		return code
 	}

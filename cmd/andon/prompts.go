@@ -35,26 +35,18 @@ func runPromptsList(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "prompts list", "andon prompts list (--stdio COMMAND | --url URL) [flags]", promptsAbout)
 	sf := addServerFlags(fs)
 	asJSON := fs.Bool("json", false, "print the prompts as a JSON array")
-	if code, ok := fs.parseNoArgs(args); !ok {
+	if code, ok := sf.parseNoArgs(fs, args); !ok {
 		return code
 	}
-	if code, ok := sf.check(fs); !ok {
-		return code
-	}
-	ctx, cancel := sf.budget(ctx)
-	defer cancel()
-	sess, code, ok := sf.connect(ctx, e, e.stderr)
+	ctx, sess, code, ok := sf.open(ctx, e, e.stderr)
 	if !ok {
 		return code
 	}
 	defer sess.close()
 
-	list := []mcp.Prompt{} // "[]", not "null"
-	for p, err := range sess.client.ListPrompts(ctx, nil) {
-		if err != nil {
-			return sess.fail(ctx, e, "listing prompts", err)
-		}
-		list = append(list, p)
+	list, err := collect(sess.client.ListPrompts(ctx, nil))
+	if err != nil {
+		return sess.fail(ctx, e, "listing prompts", err)
 	}
 	if *asJSON {
 		return printResultJSON(e, "prompts", list)
@@ -76,11 +68,8 @@ func runPromptsGet(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "prompts get", "andon prompts get (--stdio COMMAND | --url URL) [flags] NAME [ARGS]", promptsAbout)
 	sf := addServerFlags(fs)
 	asJSON := fs.Bool("json", false, "print the whole result (a GetPromptResult) as JSON")
-	pos, code, ok := fs.parse(args)
+	pos, code, ok := sf.parse(fs, args)
 	if !ok {
-		return code
-	}
-	if code, ok := sf.check(fs); !ok {
 		return code
 	}
 	if len(pos) == 0 {
@@ -100,9 +89,7 @@ func runPromptsGet(ctx context.Context, e *env, args []string) int {
 	}
 
 	opts, logOut, done := requestProgress(e)
-	ctx, cancel := sf.budget(ctx)
-	defer cancel()
-	sess, code, ok := sf.connect(ctx, e, logOut)
+	ctx, sess, code, ok := sf.open(ctx, e, logOut)
 	if !ok {
 		return code
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-
-	"github.com/andonhq/andon/mcp"
 )
 
 const resourcesAbout = `List and read the resources an MCP server offers.
@@ -39,27 +37,19 @@ func runResourcesList(ctx context.Context, e *env, args []string) int {
 	sf := addServerFlags(fs)
 	templates := fs.Bool("templates", false, "list the resource templates (resources/templates/list) instead")
 	asJSON := fs.Bool("json", false, "print the resources (or templates) as a JSON array")
-	if code, ok := fs.parseNoArgs(args); !ok {
+	if code, ok := sf.parseNoArgs(fs, args); !ok {
 		return code
 	}
-	if code, ok := sf.check(fs); !ok {
-		return code
-	}
-	ctx, cancel := sf.budget(ctx)
-	defer cancel()
-	sess, code, ok := sf.connect(ctx, e, e.stderr)
+	ctx, sess, code, ok := sf.open(ctx, e, e.stderr)
 	if !ok {
 		return code
 	}
 	defer sess.close()
 
 	if *templates {
-		list := []mcp.ResourceTemplate{} // "[]", not "null"
-		for rt, err := range sess.client.ResourceTemplates(ctx, nil) {
-			if err != nil {
-				return sess.fail(ctx, e, "listing resource templates", err)
-			}
-			list = append(list, rt)
+		list, err := collect(sess.client.ResourceTemplates(ctx, nil))
+		if err != nil {
+			return sess.fail(ctx, e, "listing resource templates", err)
 		}
 		if *asJSON {
 			return printResultJSON(e, "resource templates", list)
@@ -69,12 +59,9 @@ func runResourcesList(ctx context.Context, e *env, args []string) int {
 		}
 		return exitOK
 	}
-	list := []mcp.Resource{}
-	for r, err := range sess.client.ListResources(ctx, nil) {
-		if err != nil {
-			return sess.fail(ctx, e, "listing resources", err)
-		}
-		list = append(list, r)
+	list, err := collect(sess.client.ListResources(ctx, nil))
+	if err != nil {
+		return sess.fail(ctx, e, "listing resources", err)
 	}
 	if *asJSON {
 		return printResultJSON(e, "resources", list)
@@ -98,11 +85,8 @@ func runResourcesRead(ctx context.Context, e *env, args []string) int {
 	sf := addServerFlags(fs)
 	asJSON := fs.Bool("json", false, "print the whole result (contents, blobs base64) as JSON")
 	maxSize := fs.Int("max-size", 0, "fail (exit 3) when the contents exceed `N` bytes (text, and blobs decoded); 0 means no cap but the message size")
-	pos, code, ok := fs.parse(args)
+	pos, code, ok := sf.parse(fs, args)
 	if !ok {
-		return code
-	}
-	if code, ok := sf.check(fs); !ok {
 		return code
 	}
 	switch {
@@ -116,10 +100,8 @@ func runResourcesRead(ctx context.Context, e *env, args []string) int {
 	uri := pos[0]
 
 	opts, logOut, done := requestProgress(e)
-	ctx, cancel := sf.budget(ctx)
-	defer cancel()
 	sf.maxResourceSize = *maxSize
-	sess, code, ok := sf.connect(ctx, e, logOut)
+	ctx, sess, code, ok := sf.open(ctx, e, logOut)
 	if !ok {
 		return code
 	}

@@ -301,21 +301,31 @@ func runRuns(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
+// parseRunID parses the command line of a command that acts on one run,
+// given by its id, the only argument.
+func parseRunID(fs *flagSet, args []string) (id string, code int, ok bool) {
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return "", code, false
+	}
+	if len(pos) != 1 {
+		return "", fs.usageError("want one run id"), false
+	}
+	return pos[0], 0, true
+}
+
 func runShow(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "show", "andon show RUN", "Show a run: its status, its write fence, its steps and its audit rows.")
 	af := addAPIFlags(fs)
-	pos, code, ok := fs.parse(args)
+	id, code, ok := parseRunID(fs, args)
 	if !ok {
 		return code
-	}
-	if len(pos) != 1 {
-		return fs.usageError("want one run id")
 	}
 	c, code, ok := af.client(ctx, e)
 	if !ok {
 		return code
 	}
-	d, err := c.GetRun(ctx, pos[0])
+	d, err := c.GetRun(ctx, id)
 	if err != nil {
 		return apiError(e, err)
 	}
@@ -425,12 +435,9 @@ func runDeny(ctx context.Context, e *env, args []string) int {
 func decideCommand(ctx context.Context, e *env, args []string, verb, about string) int {
 	fs := newFlagSet(e, verb, "andon "+verb+" RUN", about)
 	af := addAPIFlags(fs)
-	pos, code, ok := fs.parse(args)
+	id, code, ok := parseRunID(fs, args)
 	if !ok {
 		return code
-	}
-	if len(pos) != 1 {
-		return fs.usageError("want one run id")
 	}
 	c, code, ok := af.client(ctx, e)
 	if !ok {
@@ -440,7 +447,7 @@ func decideCommand(ctx context.Context, e *env, args []string, verb, about strin
 	took := ""
 	switch verb {
 	case "cancel":
-		res, err := c.CancelRun(ctx, pos[0])
+		res, err := c.CancelRun(ctx, id)
 		if err != nil {
 			return apiError(e, err)
 		}
@@ -452,7 +459,7 @@ func decideCommand(ctx context.Context, e *env, args []string, verb, about strin
 		// The decision names the call it is on, so what is printed is
 		// exactly what was decided: if the run moved on to another call
 		// meanwhile, the API refuses.
-		d, err := c.GetRun(ctx, pos[0])
+		d, err := c.GetRun(ctx, id)
 		if err != nil {
 			return apiError(e, err)
 		}
@@ -460,7 +467,7 @@ func decideCommand(ctx context.Context, e *env, args []string, verb, about strin
 		if p := d.Run.Pending; p != nil {
 			ref = &p.CallRef
 		}
-		run, err = c.DecideCall(ctx, pos[0], verb == "approve", ref)
+		run, err = c.DecideCall(ctx, id, verb == "approve", ref)
 		if err != nil {
 			return apiError(e, err)
 		}

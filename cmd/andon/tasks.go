@@ -61,9 +61,7 @@ func runTasks(ctx context.Context, e *env, args []string) int {
 	if code, ok := sf.check(fs); !ok {
 		return code
 	}
-	ctx, cancel := sf.budget(ctx)
-	defer cancel()
-	sess, code, ok := sf.connect(ctx, e, e.stderr)
+	ctx, sess, code, ok := sf.open(ctx, e, e.stderr)
 	if !ok {
 		return code
 	}
@@ -75,12 +73,9 @@ func runTasks(ctx context.Context, e *env, args []string) int {
 	}
 	switch sub {
 	case "list":
-		var tasks []mcp.Task
-		for t, err := range c.ListTasks(ctx, nil) {
-			if err != nil {
-				return sess.fail(ctx, e, "tasks list", err)
-			}
-			tasks = append(tasks, t)
+		tasks, err := collect(c.ListTasks(ctx, nil))
+		if err != nil {
+			return sess.fail(ctx, e, "tasks list", err)
 		}
 		return printTasks(e, tasks, *asJSON)
 	case "get":

@@ -22,20 +22,15 @@ func runTools(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "tools", "andon tools (--stdio COMMAND | --url URL) [flags]", toolsAbout)
 	sf := addServerFlags(fs)
 	asJSON := fs.Bool("json", false, "print the tools as a JSON array")
-	pos, code, ok := fs.parse(args)
+	pos, code, ok := sf.parse(fs, args)
 	if !ok {
-		return code
-	}
-	if code, ok := sf.check(fs); !ok {
 		return code
 	}
 	if len(pos) > 0 {
 		return fs.usageError("unexpected argument %q", pos[0])
 	}
 
-	ctx, cancel := sf.budget(ctx)
-	defer cancel()
-	sess, code, ok := sf.connect(ctx, e, e.stderr)
+	ctx, sess, code, ok := sf.open(ctx, e, e.stderr)
 	if !ok {
 		return code
 	}
@@ -53,14 +48,7 @@ func runTools(ctx context.Context, e *env, args []string) int {
 		for _, t := range tools {
 			raw = append(raw, t.Raw) // set by decoding: every listed tool has it
 		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(raw); err != nil {
-			e.errorf("writing the tools: %v", err)
-			return exitTransport
-		}
-		return exitOK
+		return printResultJSON(e, "tools", raw)
 	}
 	for _, t := range tools {
 		// The server's words go to a terminal: keep them to one safe line.

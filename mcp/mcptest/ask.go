@@ -2,7 +2,6 @@ package mcptest
 
 import (
 	"encoding/json"
-	"strconv"
 	"time"
 
 	"github.com/andonhq/andon/mcp/internal/jsonrpc"
@@ -76,16 +75,7 @@ func (t *toolCall) askClient(q question, first, then time.Duration) {
 		})
 		return
 	}
-	ch := make(chan *jsonrpc.Message, 1)
-	t.c.mu.Lock()
-	t.c.nextID++
-	id := jsonrpc.String("mcptest-" + strconv.Itoa(t.c.nextID))
-	if t.c.pending == nil {
-		t.c.pending = map[string]chan *jsonrpc.Message{}
-	}
-	t.c.pending[idKey(id)] = ch
-	t.c.mu.Unlock()
-	t.out.write(&jsonrpc.Message{ID: id, Method: q.method, Params: q.params})
+	id, ch := t.c.request(t.out, q.method, q.params)
 	select {
 	case resp := <-ch:
 		if resp.Error != nil {

@@ -2,7 +2,6 @@ package mcptest
 
 import (
 	"encoding/json"
-	"strconv"
 	"time"
 
 	"github.com/andonhq/andon/mcp/internal/jsonrpc"
@@ -74,16 +73,7 @@ func (t *toolCall) elicit() {
 		t.finish(t.text(elicitText(answer)))
 		return
 	}
-	ch := make(chan *jsonrpc.Message, 1)
-	t.c.mu.Lock()
-	t.c.nextID++
-	id := jsonrpc.String("mcptest-" + strconv.Itoa(t.c.nextID))
-	if t.c.pending == nil {
-		t.c.pending = map[string]chan *jsonrpc.Message{}
-	}
-	t.c.pending[idKey(id)] = ch
-	t.c.mu.Unlock()
-	t.out.write(&jsonrpc.Message{ID: id, Method: "elicitation/create", Params: t.elicitParams()})
+	_, ch := t.c.request(t.out, "elicitation/create", t.elicitParams())
 	select {
 	case resp := <-ch:
 		t.elicited(resp)

@@ -133,8 +133,8 @@ func (c *serverConn) startRead(ctx context.Context, m *jsonrpc.Message, meta req
 		out.write(&jsonrpc.Message{Method: "notifications/message", Params: params})
 		complete(text("logged", "text/plain"))
 	case strings.HasPrefix(p.URI, "mcptest://large/"):
-		n, err := strconv.Atoi(strings.TrimPrefix(p.URI, "mcptest://large/"))
-		if err != nil || n < 0 {
+		n, ok := uriNumber(p.URI, "mcptest://large/")
+		if !ok {
 			c.notFound(m, p.URI, modern, out)
 			return
 		}
@@ -144,38 +144,30 @@ func (c *serverConn) startRead(ctx context.Context, m *jsonrpc.Message, meta req
 		// the connection.
 		c.writeBadBlob(out, m, modern)
 	case strings.HasPrefix(p.URI, "mcptest://late/"):
-		ms, err := strconv.Atoi(strings.TrimPrefix(p.URI, "mcptest://late/"))
-		if err != nil || ms < 0 {
+		ms, ok := uriNumber(p.URI, "mcptest://late/")
+		if !ok {
 			c.notFound(m, p.URI, modern, out)
 			return
 		}
 		c.spawn(ctx, m, func(rctx context.Context, key string) {
 			c.s.rec.add(Record{Kind: ReadStarted, URI: p.URI, ID: key})
-			timer := time.NewTimer(time.Duration(ms) * time.Millisecond)
-			defer timer.Stop()
-			select {
-			case <-timer.C:
+			if sleepCtx(rctx, time.Duration(ms)*time.Millisecond) {
 				complete(text("late: never cancelled", "text/plain"))
 				return
-			case <-rctx.Done():
 			}
 			c.s.rec.add(Record{Kind: ReadCancelled, URI: p.URI, ID: key})
 			c.s.rec.add(Record{Kind: LateReply, URI: p.URI, ID: key})
 			complete(text("late contents", "text/plain")) // for a request already cancelled
 		})
 	case strings.HasPrefix(p.URI, "mcptest://slow/"):
-		ms, err := strconv.Atoi(strings.TrimPrefix(p.URI, "mcptest://slow/"))
-		if err != nil || ms < 0 {
+		ms, ok := uriNumber(p.URI, "mcptest://slow/")
+		if !ok {
 			c.notFound(m, p.URI, modern, out)
 			return
 		}
 		c.spawn(ctx, m, func(rctx context.Context, key string) {
 			c.s.rec.add(Record{Kind: ReadStarted, URI: p.URI, ID: key})
-			timer := time.NewTimer(time.Duration(ms) * time.Millisecond)
-			defer timer.Stop()
-			select {
-			case <-timer.C:
-			case <-rctx.Done():
+			if !sleepCtx(rctx, time.Duration(ms)*time.Millisecond) {
 				reason := ""
 				if cause := context.Cause(rctx); cause != nil {
 					reason = cause.Error()
@@ -189,6 +181,13 @@ func (c *serverConn) startRead(ctx context.Context, m *jsonrpc.Message, meta req
 	default:
 		c.notFound(m, p.URI, modern, out)
 	}
+}
+
+// uriNumber is the number, not negative, that ends uri after prefix: the
+// size or delay a test resource's URI asks for.
+func uriNumber(uri, prefix string) (int, bool) {
+	n, err := strconv.Atoi(strings.TrimPrefix(uri, prefix))
+	return n, err == nil && n >= 0
 }
 
 // writeBadBlob answers a read with a blob that is not base64.

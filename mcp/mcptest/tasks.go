@@ -592,8 +592,10 @@ func (w *taskWork) ask() {
 	w.complete("hello, "+res.Content.Name, false)
 }
 
-// ask sends a server→client request on out and waits for the answer.
-func (c *serverConn) ask(ctx context.Context, out outbox, method string, params any) (*jsonrpc.Message, bool) {
+// request sends a server→client request on out: its id, and where the
+// client's response will arrive (buffered, so the reader never waits on a
+// caller that has given up).
+func (c *serverConn) request(out outbox, method string, params json.RawMessage) (jsonrpc.ID, <-chan *jsonrpc.Message) {
 	ch := make(chan *jsonrpc.Message, 1)
 	c.mu.Lock()
 	c.nextID++
@@ -603,7 +605,13 @@ func (c *serverConn) ask(ctx context.Context, out outbox, method string, params 
 	}
 	c.pending[idKey(id)] = ch
 	c.mu.Unlock()
-	out.write(&jsonrpc.Message{ID: id, Method: method, Params: mustJSON(params)})
+	out.write(&jsonrpc.Message{ID: id, Method: method, Params: params})
+	return id, ch
+}
+
+// ask sends a server→client request on out and waits for the answer.
+func (c *serverConn) ask(ctx context.Context, out outbox, method string, params any) (*jsonrpc.Message, bool) {
+	_, ch := c.request(out, method, mustJSON(params))
 	select {
 	case resp := <-ch:
 		return resp, true

@@ -185,12 +185,17 @@ func (t *toolCall) progress(n, total float64, msg string) {
 
 // sleep waits d or until cancelled; it reports whether d passed.
 func (t *toolCall) sleep(d time.Duration) bool {
+	return sleepCtx(t.ctx, d)
+}
+
+// sleepCtx waits d or until ctx ends; it reports whether d passed.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
 	case <-timer.C:
 		return true
-	case <-t.ctx.Done():
+	case <-ctx.Done():
 		return false
 	}
 }
