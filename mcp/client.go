@@ -332,11 +332,20 @@ func waitBounded(wg *sync.WaitGroup, d time.Duration) {
 // receive handles a message from the server. It runs on the connection's
 // reader, so it never blocks on the network.
 func (c *Client) receive(m *jsonrpc.Message) {
+	c.receiveWithin(context.Background(), m)
+}
+
+// receiveWithin is receive for a message read from one request's response
+// stream (HTTP): a server request there is about that request (sessions
+// HTTP sends it on the stream of the call that asked), so its handler ends
+// when the request is abandoned, even if the server's notifications/cancelled
+// for it, written on the stream the client closed, never arrives.
+func (c *Client) receiveWithin(ctx context.Context, m *jsonrpc.Message) {
 	switch {
 	case m.IsResponse():
 		c.receiveResponse(m)
 	case m.IsRequest():
-		c.serveRequest(m)
+		c.serveRequest(ctx, m)
 	default:
 		c.receiveNotification(m)
 	}

@@ -480,12 +480,13 @@ func (c *httpConn) resume(ctx context.Context, lastID string) (io.ReadCloser, er
 }
 
 // deliver hands a message to the client unless the request was abandoned:
-// nothing read from an abandoned stream reaches anyone.
+// nothing read from an abandoned stream reaches anyone, and a question the
+// server asked on it is not answered once it is abandoned.
 func (c *httpConn) deliver(ctx context.Context, m *jsonrpc.Message) {
 	if ctx.Err() != nil {
 		return
 	}
-	c.cfg.receiver.receive(m)
+	c.cfg.receiver.receiveWithin(ctx, m)
 }
 
 func (c *httpConn) failRequest(ctx context.Context, m *jsonrpc.Message, err error) {

@@ -32,10 +32,13 @@ func (c *Client) handler(method string) RequestHandler {
 
 // serveRequest answers a request from the server (handshake-era revisions)
 // on its own goroutine, so that a slow handler never stalls the reader. The
-// handler's context ends when the server cancels the request or the client
-// closes; a cancelled request gets no response.
-func (c *Client) serveRequest(m *jsonrpc.Message) {
+// handler's context ends when the server cancels the request, the client
+// closes, or within ends (the request it arrived with was abandoned); a
+// cancelled request gets no response. Only within's cancellation is kept,
+// not its values.
+func (c *Client) serveRequest(within context.Context, m *jsonrpc.Message) {
 	ctx, cancel := context.WithCancel(context.Background())
+	stopAfter := context.AfterFunc(within, cancel)
 	key := m.ID.String()
 	c.mu.Lock()
 	c.serving[key] = cancel
@@ -45,6 +48,7 @@ func (c *Client) serveRequest(m *jsonrpc.Message) {
 			c.mu.Lock()
 			delete(c.serving, key)
 			c.mu.Unlock()
+			stopAfter()
 			cancel()
 		}()
 		resp := &jsonrpc.Message{ID: m.ID}
@@ -65,6 +69,7 @@ func (c *Client) serveRequest(m *jsonrpc.Message) {
 		c.mu.Lock()
 		delete(c.serving, key)
 		c.mu.Unlock()
+		stopAfter()
 		cancel()
 	}
 }

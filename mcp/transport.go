@@ -35,6 +35,10 @@ type connConfig struct {
 type receiver interface {
 	// receive handles one incoming message.
 	receive(m *jsonrpc.Message)
+	// receiveWithin handles a message that arrived on the response stream
+	// of one request, whose context is ctx: a request from the server
+	// there is about that request, so its handler ends when ctx does.
+	receiveWithin(ctx context.Context, m *jsonrpc.Message)
 	// receiveInvalid handles a frame that is not a valid message. err.ID
 	// is set when the frame's id could be read.
 	receiveInvalid(err *jsonrpc.DecodeError)
