@@ -162,19 +162,27 @@ func (d *taskDeployment) count(match func(mcptest.Record) bool) int {
 
 func toolsCalls(r mcptest.Record) bool { return r.Kind == mcptest.Received && r.Method == "tools/call" }
 
+// taskBackends are the store and task generation pairs the crash and
+// shutdown tests run on: each backend once, each generation once.
+func taskBackends() []taskBackend {
+	return []taskBackend{
+		{"sqlite/" + mcp.Version20251125, mcp.Version20251125, false},
+		{"postgres/" + mcp.Version20260728, mcp.Version20260728, true},
+	}
+}
+
+type taskBackend struct {
+	name, revision string
+	postgres       bool
+}
+
 // A worker killed with SIGKILL while its call's task runs on an MCP server
 // that outlives it; then an operator cancels the run from another process.
 // That process sends tasks/cancel with the persisted id — the server
 // records it for that task — reports the server's answer, and audits it.
 func TestTaskCancelledAfterItsWorkerDied(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name, revision string
-		postgres       bool
-	}{
-		{"sqlite/" + mcp.Version20251125, mcp.Version20251125, false},
-		{"postgres/" + mcp.Version20260728, mcp.Version20260728, true},
-	} {
+	for _, tc := range taskBackends() {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			d := newTaskDeployment(t, tc.postgres, false, tc.revision)

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/andonhq/andon/api"
-	"github.com/andonhq/andon/mcp"
 	"github.com/andonhq/andon/mcp/mcptest"
 )
 
@@ -16,13 +15,7 @@ import (
 // server saw one tools/call and no tasks/cancel.
 func TestTaskFollowedAfterItsWorkerShutDown(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name, revision string
-		postgres       bool
-	}{
-		{"sqlite/" + mcp.Version20251125, mcp.Version20251125, false},
-		{"postgres/" + mcp.Version20260728, mcp.Version20260728, true},
-	} {
+	for _, tc := range taskBackends() {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			d := newTaskDeployment(t, tc.postgres, false, tc.revision)
