@@ -262,7 +262,7 @@ const notCounted = "stmts=not_counted_across_processes"
 // modeField names how andon ran.
 func modeField(o options) string {
 	if o.processes > 0 {
-		return fmt.Sprintf("mode=processes workers=%d", o.processes)
+		return fmt.Sprintf("mode=processes processes=%d", o.processes)
 	}
 	return "mode=in-process"
 }
