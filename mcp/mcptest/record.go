@@ -62,12 +62,13 @@ type Record struct {
 // before it is acted on — so add does only what ordering needs: it stamps
 // the time, appends under the lock and wakes waiters. Encoding and writing
 // the file's lines is a writer goroutine's work, which takes whatever has
-// queued, writes it in order and flushes when the queue is empty. Before
-// the server sends anything (a response, an HTTP status), [recorder.sync]
-// waits until every record so far is in the file, so a client that saw an
-// answer finds in the file everything the server recorded before it, as
-// when every record was written at once; [recorder.closeFile] writes the
-// rest.
+// queued, writes it in order and flushes when the queue is empty (or
+// someone waits in sync: a steady stream of records does not hold a
+// response back until it pauses). Before the server sends anything (a
+// response, an HTTP status), [recorder.sync] waits until every record so
+// far is in the file, so a client that saw an answer finds in the file
+// everything the server recorded before it, as when every record was
+// written at once; [recorder.closeFile] writes the rest.
 type recorder struct {
 	mu      sync.Mutex
 	records []Record
@@ -84,6 +85,7 @@ type mirror struct {
 	written int           // records ever written and flushed
 	work    sync.Cond     // signalled when pending grows or closing is set
 	flushed sync.Cond     // broadcast when written grows or the writer ends
+	waiting int           // goroutines in sync: flush without waiting for the queue to run dry
 	closing bool          // closeFile was called: write the rest and end
 	ended   bool          // the writer returned
 	done    chan struct{} // closed when the writer returned
@@ -116,8 +118,8 @@ func (r *recorder) add(rec Record) {
 }
 
 // write is m's writer: it writes the queued records in order, flushing
-// whenever the queue runs dry, until closeFile asks it to end and nothing
-// is left.
+// whenever the queue runs dry or sync waits, until closeFile asks it to
+// end and nothing is left.
 func (r *recorder) write(m *mirror) {
 	defer close(m.done)
 	var batch []Record
@@ -137,8 +139,8 @@ func (r *recorder) write(m *mirror) {
 		}
 		unflushed += len(batch)
 		r.mu.Lock()
-		if len(m.pending) > 0 {
-			continue
+		if len(m.pending) > 0 && m.waiting == 0 {
+			continue // flushed when the queue runs dry, or someone waits
 		}
 		r.mu.Unlock()
 		m.w.Flush()
@@ -163,6 +165,8 @@ func (r *recorder) sync() {
 	if m == nil {
 		return
 	}
+	m.waiting++
+	defer func() { m.waiting-- }()
 	for target := m.queued; m.written < target && !m.ended; {
 		m.flushed.Wait()
 	}
