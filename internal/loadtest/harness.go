@@ -52,7 +52,8 @@ type Config struct {
 	// (stdio: one subprocess each; HTTP: one mcptest HTTP server each, so
 	// that every server has one client and its request ids are unique).
 	// The store's statements are then not counted (they are other
-	// processes'), and memory is the workers' resident memory.
+	// processes'), and memory and goroutines come from the workers'
+	// metrics endpoints.
 	Processes int
 	// Andon is the andon executable for Processes; empty means build
 	// cmd/andon into Dir (with the go command, from this module).
@@ -122,10 +123,10 @@ func Start(ctx context.Context, cfg Config) (_ *Harness, err error) {
 	return h, nil
 }
 
-// server returns the catalogue entry of the MCP server "load", and the
-// file it records to: a stdio subprocess, or an mcptest HTTP server the
-// harness starts and stops. The harness follows the file until it
-// closes.
+// server returns the catalogue entry of an MCP server "load" recording
+// to a file of its own, which the harness follows until it closes: a
+// stdio subprocess, or an mcptest HTTP server the harness starts (and
+// stops in Close).
 func (h *Harness) server(ctx, runCtx context.Context) (catalogue.Server, error) {
 	record := filepath.Join(h.cfg.Dir, fmt.Sprintf("records-%s.jsonl", randomTag()))
 	no := false
