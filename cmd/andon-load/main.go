@@ -6,9 +6,13 @@
 //
 //	go run ./cmd/andon-load -db sqlite -transport stdio -inflight 100,1000 -waves 1,16,100,all
 //	go run ./cmd/andon-load -db postgres://postgres@127.0.0.1:5432/test?sslmode=disable
+//	go run ./cmd/andon-load -mode processes -processes 2 -db sqlite -inflight 1000 -waves 1,16,100,all
 //
 // With a PostgreSQL URL, every node gets a schema of its own, dropped
-// afterwards.
+// afterwards. With -mode processes, andon runs as an operator deploys it:
+// `andon serve --workers 0` and -processes `andon worker` processes on the
+// database (the andon binary given with -andon, or built from this
+// module), runs submitted and cancelled through the API.
 package main
 
 import (
@@ -49,6 +53,8 @@ func main() {
 
 type options struct {
 	db, transport     string
+	mode, andon       string
+	processes         int
 	inflight          []int
 	waves             []string
 	samples           int
@@ -66,6 +72,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var inflight, waves string
 	fs.StringVar(&o.db, "db", "sqlite", "`database`: sqlite (a file in a temp dir) or a PostgreSQL URL")
 	fs.StringVar(&o.transport, "transport", loadtest.Stdio, "how the node reaches the MCP server: stdio or http")
+	fs.StringVar(&o.mode, "mode", "in-process", "how andon runs: in-process (one node in this process) or processes (andon serve --workers 0 beside -processes andon workers)")
+	fs.IntVar(&o.processes, "processes", 2, "with -mode processes: how many andon worker processes")
+	fs.StringVar(&o.andon, "andon", "", "with -mode processes: the andon `binary` (default: go build ./cmd/andon of this module)")
 	fs.StringVar(&inflight, "inflight", "100,1000", "comma-separated `numbers` of runs in flight, one node each")
 	fs.StringVar(&waves, "waves", "1,16,100,all", "comma-separated cancels at once: a number, or all")
 	fs.IntVar(&o.samples, "samples", 200, "cancels measured per wave size (at least one wave)")
@@ -73,7 +82,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.submit, "submitters", 16, "goroutines submitting the short runs")
 	fs.IntVar(&o.workers, "workers", agent.DefaultMaxConcurrentRuns, "the node's --workers for short runs")
 	fs.BoolVar(&o.verbose, "v", false, "log the node's warnings to stderr")
-	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the storms (not the short runs) to `file`")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the storms (not the short runs) to `file`: this process only (with -mode processes, the harness, not andon)")
 	fs.StringVar(&o.blockProfile, "blockprofile", "", "write a profile of where goroutines waited during the storms to `file`")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -86,6 +95,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		o.inflight = append(o.inflight, n)
 	}
 	o.waves = strings.Split(waves, ",")
+	switch {
+	case o.mode == "in-process":
+		o.processes = 0
+	case o.mode != "processes":
+		return fmt.Errorf("-mode %q: want in-process or processes", o.mode)
+	case o.processes < 1:
+		return fmt.Errorf("-processes %d: want at least one worker", o.processes)
+	}
 	logger := slog.New(slog.DiscardHandler)
 	if o.verbose {
 		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -138,14 +155,13 @@ func storms(ctx context.Context, o options, n int, backend, dir string, logger *
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "storm backend=%s transport=%s inflight=%d wave=%s cancels=%d "+
-			"wire_p50_ms=%.2f wire_p99_ms=%.2f wire_max_ms=%.2f took_p50_ms=%.2f took_p99_ms=%.2f took_max_ms=%.2f "+
-			"stmts_per_cancel=%.1f writes_per_cancel=%.1f pool_per_cancel=%.1f "+
-			"heap_per_run_B=%.0f stack_per_run_B=%.0f goroutines_per_run=%.1f idle_polls_per_interval=%.2f idle_stmts_per_s=%.1f last_steps_missing=%d\n",
-			backend, o.transport, n, w, res.ToWire.N,
-			ms(res.ToWire.P50), ms(res.ToWire.P99), ms(res.ToWire.Max), ms(res.Took.P50), ms(res.Took.P99), ms(res.Took.Max),
-			res.PerCancel, res.WritesPerCancel, res.PoolPerCancel,
-			res.HeapPerRun, res.StackPerRun, res.GoroutinesPerRun, res.IdlePollsPerInterval, res.IdleStatementsPerSecond, res.LastStepsMissing)
+		fmt.Fprintf(stdout, "storm backend=%s transport=%s %s inflight=%d wave=%s cancels=%d "+
+			"wire_p50_ms=%.2f wire_p99_ms=%.2f wire_max_ms=%.2f stopped_p50_ms=%.2f stopped_p99_ms=%.2f stopped_max_ms=%.2f "+
+			"took_p50_ms=%.2f took_p99_ms=%.2f took_max_ms=%.2f %s %s goroutines_per_run=%.1f idle_polls_per_interval=%.2f %s last_steps_missing=%d\n",
+			backend, o.transport, modeField(o), n, w, res.ToWire.N,
+			ms(res.ToWire.P50), ms(res.ToWire.P99), ms(res.ToWire.Max), ms(res.ToStopped.P50), ms(res.ToStopped.P99), ms(res.ToStopped.Max),
+			ms(res.Took.P50), ms(res.Took.P99), ms(res.Took.Max), statements(res), memory(res),
+			res.GoroutinesPerRun, res.IdlePollsPerInterval, idleStatements(res), res.LastStepsMissing)
 	}
 	return cleanup()
 }
@@ -165,10 +181,13 @@ func short(ctx context.Context, o options, backend, dir string, logger *slog.Log
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "short backend=%s transport=%s workers=%d runs=%d submitters=%d elapsed_s=%.2f runs_per_s=%.1f "+
-		"stmts_per_run=%.1f writes_per_run=%.1f tx_per_run=%.1f pool_per_run=%.1f\n",
-		backend, o.transport, o.workers, tp.Runs, o.submit, tp.Elapsed.Seconds(), tp.PerSecond,
+	counts := fmt.Sprintf("stmts_per_run=%.1f writes_per_run=%.1f tx_per_run=%.1f pool_per_run=%.1f",
 		tp.PerRun, tp.WritesPerRun, tp.TxPerRun, tp.PoolPerRun)
+	if !h.Counted() {
+		counts = notCounted
+	}
+	fmt.Fprintf(stdout, "short backend=%s transport=%s %s workers=%d runs=%d submitters=%d elapsed_s=%.2f runs_per_s=%.1f %s\n",
+		backend, o.transport, modeField(o), o.workers, tp.Runs, o.submit, tp.Elapsed.Seconds(), tp.PerSecond, counts)
 	return cleanup()
 }
 
@@ -183,7 +202,8 @@ func harness(ctx context.Context, o options, backend, dir string, workers int, l
 			return nil, nil, err
 		}
 	}
-	h, err := loadtest.Start(ctx, loadtest.Config{DB: db, Dir: dir, Transport: o.transport, Workers: workers, Logger: logger})
+	h, err := loadtest.Start(ctx, loadtest.Config{DB: db, Dir: dir, Transport: o.transport, Workers: workers, Logger: logger,
+		Processes: o.processes, Andon: o.andon})
 	if err != nil {
 		return nil, nil, errors.Join(err, drop())
 	}
@@ -233,6 +253,46 @@ func tag() string {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// notCounted stands where statement counts would be, across processes:
+// the statements are other processes', which the harness cannot count
+// (a zero would read as "none sent").
+const notCounted = "stmts=not_counted_across_processes"
+
+// modeField names how andon ran.
+func modeField(o options) string {
+	if o.processes > 0 {
+		return fmt.Sprintf("mode=processes processes=%d", o.processes)
+	}
+	return "mode=in-process"
+}
+
+// statements are a storm's statement counts, where countable.
+func statements(res *loadtest.Result) string {
+	if !res.Counted {
+		return notCounted
+	}
+	return fmt.Sprintf("stmts_per_cancel=%.1f writes_per_cancel=%.1f pool_per_cancel=%.1f", res.PerCancel, res.WritesPerCancel, res.PoolPerCancel)
+}
+
+// idleStatements is the store's statements per second at rest, where
+// countable.
+func idleStatements(res *loadtest.Result) string {
+	if !res.Counted {
+		return "idle_stmts_per_s=not_counted"
+	}
+	return fmt.Sprintf("idle_stmts_per_s=%.1f", res.IdleStatementsPerSecond)
+}
+
+// memory is the memory per run in flight: this process's live heap and
+// stacks in process; across processes the workers' heap (garbage
+// included: nobody collected it first), stacks and resident memory.
+func memory(res *loadtest.Result) string {
+	if !res.Counted {
+		return fmt.Sprintf("heap_uncollected_per_run_B=%.0f stack_per_run_B=%.0f rss_per_run_B=%.0f", res.HeapPerRun, res.StackPerRun, res.RSSPerRun)
+	}
+	return fmt.Sprintf("heap_per_run_B=%.0f stack_per_run_B=%.0f", res.HeapPerRun, res.StackPerRun)
+}
 
 // profiles starts the profiles o asks for; the function returned writes
 // them.

@@ -54,8 +54,9 @@ var mayImport = map[string][]string{
 	"internal/oauthtest":   {"mcp", "internal/nodepeer"},
 	"internal/depcheck":    nil,
 	// The load harness assembles a node on a counted store, as a program
-	// embedding andon would (cmd/andon-load drives it).
-	"internal/loadtest": {"node", "sqlstore", "agent", "catalogue", "mcp", "vault"},
+	// embedding andon would (cmd/andon-load drives it), or drives andon
+	// serve across processes through the API's client.
+	"internal/loadtest": {"node", "api", "sqlstore", "agent", "catalogue", "mcp", "vault"},
 }
 
 // drivers are the import paths (and path prefixes, ending in /) of the

@@ -39,6 +39,7 @@ func BenchmarkCancelStorm(b *testing.B) {
 					b.ReportMetric(ms(res.ToWire.P50), "wire-p50-ms")
 					b.ReportMetric(ms(res.ToWire.P99), "wire-p99-ms")
 					b.ReportMetric(ms(res.ToWire.Max), "wire-max-ms")
+					b.ReportMetric(ms(res.ToStopped.P99), "stopped-p99-ms")
 					b.ReportMetric(ms(res.Took.P99), "took-p99-ms")
 					b.ReportMetric(res.PerCancel, "stmts/cancel")
 					b.ReportMetric(res.HeapPerRun+res.StackPerRun, "B/run")

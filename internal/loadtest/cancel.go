@@ -14,10 +14,16 @@ import (
 type Sample struct {
 	RunID string
 	// ToWire is from just before the cancel was asked for to the moment
-	// the MCP server recorded the call cancelled.
+	// the MCP server received the cancel's signal: the record of the
+	// notifications/cancelled it read (stdio), or of the call's response
+	// stream closing (2026-07-28 HTTP).
 	ToWire time.Duration
-	// Took is how long the cancel call itself took to return (what the
-	// API reports as took_ms).
+	// ToStopped is from the same moment to the MCP server's record that
+	// the call's handler saw its request cancelled and stopped: after
+	// the server read and recorded every message before the cancel.
+	ToStopped time.Duration
+	// Took is how long the cancel itself took: until Runtime.Cancel
+	// returned (in process), or the API's took_ms (across processes).
 	Took time.Duration
 }
 
@@ -30,7 +36,6 @@ var actor = agent.Actor{ID: "load", Admin: true}
 func (h *Harness) Cancel(ctx context.Context, held []*Held) ([]Sample, error) {
 	ctx, done := h.guard(ctx)
 	defer done()
-	rt := h.node.Runtime()
 	samples := make([]Sample, len(held))
 	errs := make([]error, len(held))
 	start := make(chan struct{})
@@ -39,18 +44,17 @@ func (h *Harness) Cancel(ctx context.Context, held []*Held) ([]Sample, error) {
 		wg.Go(func() {
 			<-start
 			t0 := time.Now()
-			err := rt.Cancel(ctx, actor, hd.RunID)
-			took := time.Since(t0)
+			took, err := h.cancel(ctx, hd.RunID)
 			if err != nil {
 				errs[i] = fmt.Errorf("loadtest: cancelling run %s: %w", hd.RunID, err)
 				return
 			}
-			at, err := h.calls.waitCancelled(ctx, hd.tag)
+			wire, stopped, err := h.calls.waitCancelled(ctx, hd.tag)
 			if err != nil {
 				errs[i] = fmt.Errorf("loadtest: run %s: %w", hd.RunID, err)
 				return
 			}
-			samples[i] = Sample{RunID: hd.RunID, ToWire: at.Sub(t0), Took: took}
+			samples[i] = Sample{RunID: hd.RunID, ToWire: wire.Sub(t0), ToStopped: stopped.Sub(t0), Took: took}
 		})
 	}
 	close(start)

@@ -5,13 +5,18 @@
 // one at a time or in storms, measuring what an operator and the store
 // feel:
 //
-//   - cancel request → the MCP server saw it: from the moment before the
-//     cancel is asked for to the time mcptest recorded the tool's
-//     cancellation (both read the same wall clock), p50/p99/max;
-//   - the cancel's own cost: until the cancel call returned (the API's
-//     took_ms, when it goes through the API);
+//   - cancel request → the MCP server received it ("wire": the record of
+//     the notifications/cancelled it read, or on 2026-07-28 HTTP of the
+//     call's response stream closing) and → the tool's handler stopped
+//     ("stopped": its tool_cancelled record), each from the moment before
+//     the cancel is asked for (the harness and mcptest read the same wall
+//     clock), p50/p99/max;
+//   - the cancel's own cost: until Runtime.Cancel returned in process, the
+//     API's took_ms across processes (where runs are submitted and
+//     cancelled through the API, as an operator does);
 //   - store statements per cancel and per short run, counted at the
-//     store's dialect seam ([sqlstore.StatementCounter]);
+//     store's dialect seam ([sqlstore.StatementCounter]), in process only
+//     (across processes they are other processes');
 //   - runs per second for one-tool-call runs;
 //   - memory and goroutines per in-flight run, and the watcher's store
 //     reads per interval while they are in flight.

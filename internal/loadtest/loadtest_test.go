@@ -2,6 +2,7 @@ package loadtest_test
 
 import (
 	"context"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -71,8 +72,8 @@ func TestStormCancelsEveryCall(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if res.ToWire.N != 8 || res.Took.N != 8 {
-					t.Errorf("measured %d cancels to the wire and %d returns; want 8 each", res.ToWire.N, res.Took.N)
+				if res.ToWire.N != 8 || res.ToStopped.N != 8 || res.Took.N != 8 {
+					t.Errorf("measured %d cancels to the wire, %d handlers stopped and %d returns; want 8 each", res.ToWire.N, res.ToStopped.N, res.Took.N)
 				}
 				if res.LastStepsMissing != 0 {
 					t.Errorf("%d cancelled runs recorded no cancelled step", res.LastStepsMissing)
@@ -105,4 +106,58 @@ func TestShortRunsComplete(t *testing.T) {
 			t.Logf("%+v", tp)
 		})
 	}
+}
+
+// Across processes — andon serve --workers 0 and two andon workers on one
+// database, runs submitted and cancelled through the API — the same
+// checks hold: every cancelled call is seen cancelled by its server (each
+// worker's own), no run is left running, every process exits cleanly when
+// the harness closes (Close fails otherwise) and nothing of the harness
+// outlives it (goleak, in TestMain).
+func TestProcessesCancelEveryCall(t *testing.T) {
+	andon := buildAndon(t)
+	for name, db := range backends(t) {
+		for _, transport := range []string{loadtest.Stdio, loadtest.HTTP} {
+			t.Run(name+"/"+transport, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(t.Context(), patience)
+				defer cancel()
+				h, err := loadtest.Start(ctx, loadtest.Config{DB: db(t), Dir: t.TempDir(), Transport: transport,
+					Processes: 2, Andon: andon, Workers: 64})
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := h.Measure(ctx, loadtest.Storm{InFlight: 8, Wave: 4, Samples: 8})
+				if cerr := h.Close(); cerr != nil {
+					t.Errorf("closing: %v", cerr)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.ToWire.N != 8 || res.ToStopped.N != 8 || res.Took.N != 8 {
+					t.Errorf("measured %d cancels to the wire, %d handlers stopped and %d returns; want 8 each", res.ToWire.N, res.ToStopped.N, res.Took.N)
+				}
+				if res.Counted || res.PerCancel != 0 {
+					t.Errorf("statements counted across processes (%+v): the harness cannot see them", res)
+				}
+				if res.LastStepsMissing != 0 {
+					t.Errorf("%d cancelled runs recorded no cancelled step", res.LastStepsMissing)
+				}
+				if res.GoroutinesPerRun <= 0 {
+					t.Errorf("%.1f goroutines per run in flight: the workers' metrics were not read", res.GoroutinesPerRun)
+				}
+				t.Logf("%+v", res)
+			})
+		}
+	}
+}
+
+// buildAndon builds cmd/andon once for the tests that run it.
+func buildAndon(t *testing.T) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "andon")
+	cmd := exec.CommandContext(t.Context(), "go", "build", "-o", out, "github.com/andonhq/andon/cmd/andon")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building andon: %v\n%s", err, msg)
+	}
+	return out
 }

@@ -3,7 +3,6 @@ package loadtest
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"time"
 
 	"github.com/andonhq/andon/agent"
@@ -21,8 +20,12 @@ type Storm struct {
 // Result is what one [Storm] measured.
 type Result struct {
 	Storm
-	// ToWire and Took summarise the samples (see [Sample]).
-	ToWire, Took Stats
+	// ToWire, ToStopped and Took summarise the samples (see [Sample]).
+	ToWire, ToStopped, Took Stats
+	// Counted says whether the store's statements were counted (in
+	// process only): across processes, PerCancel and its kin are zero
+	// because nobody counted, not because nothing was sent.
+	Counted bool
 	// PerCancel is the statements the store sent per cancel, from the
 	// start of a wave until each cancelled run had recorded its last
 	// step: the cancel itself and everything it set off.
@@ -34,9 +37,12 @@ type Result struct {
 	PoolPerCancel float64
 	// HeapPerRun and StackPerRun are the growth of the live heap and of
 	// goroutine stacks per run in flight, in bytes, and GoroutinesPerRun
-	// the growth of goroutines: this process's share (the node's), not the
-	// MCP server's.
-	HeapPerRun, StackPerRun, GoroutinesPerRun float64
+	// the growth of goroutines: the share of the processes executing runs
+	// (the node's, not the MCP servers'). Across processes they come from
+	// the workers' metrics: HeapPerRun then includes garbage not yet
+	// collected (nobody can collect another process's first), and
+	// RSSPerRun is the growth of their resident memory (zero in process).
+	HeapPerRun, StackPerRun, RSSPerRun, GoroutinesPerRun float64
 	// IdlePollsPerInterval is the watcher's backstop polls per interval
 	// while the runs were in flight and nothing happened (should be 1),
 	// and IdleStatementsPerSecond every statement the store sent then.
@@ -64,29 +70,41 @@ func (h *Harness) Measure(ctx context.Context, s Storm) (*Result, error) {
 	if s.Samples < s.Wave {
 		s.Samples = s.Wave
 	}
-	res := &Result{Storm: s}
-	heap0, stack0, g0 := liveMemory()
+	res := &Result{Storm: s, Counted: h.Counted()}
+	f0, err := h.footprint(ctx)
+	if err != nil {
+		return nil, err
+	}
 	held, err := h.Hold(ctx, s.InFlight)
 	if err != nil {
 		return nil, err
 	}
-	heap1, stack1, g1 := liveMemory()
+	f1, err := h.footprint(ctx)
+	if err != nil {
+		return nil, err
+	}
 	n := float64(s.InFlight)
-	res.HeapPerRun, res.StackPerRun, res.GoroutinesPerRun = float64(heap1-heap0)/n, float64(stack1-stack0)/n, float64(g1-g0)/n
+	res.HeapPerRun, res.StackPerRun = (f1.heap-f0.heap)/n, (f1.stack-f0.stack)/n
+	res.RSSPerRun, res.GoroutinesPerRun = (f1.rss-f0.rss)/n, (f1.goroutines-f0.goroutines)/n
 
-	polls0, _ := h.Runtime().Watcher().StoreReads()
 	c0, t0 := h.Counts(), time.Now()
 	select {
 	case <-time.After(idleWindow):
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	polls1, _ := h.Runtime().Watcher().StoreReads()
 	idle := time.Since(t0)
-	res.IdlePollsPerInterval = float64(polls1-polls0) / (float64(idle) / float64(agent.DefaultWatchInterval))
+	f2, err := h.footprint(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// The polls went on during the scrape after the window too: the
+	// interval is from the scrape before (f1) to the scrape after (f2),
+	// within one poll of exact.
+	res.IdlePollsPerInterval = (f2.polls - f1.polls) / float64(h.watchers()) / (float64(idle) / float64(agent.DefaultWatchInterval))
 	res.IdleStatementsPerSecond = float64(h.Counts().Sub(c0).Statements) / idle.Seconds()
 
-	var wire, took []time.Duration
+	var wire, stopped, took []time.Duration
 	var used sqlstore.Counts
 	for len(wire) < s.Samples {
 		wave := held[:s.Wave]
@@ -106,6 +124,7 @@ func (h *Harness) Measure(ctx context.Context, s Storm) (*Result, error) {
 		used.PoolQueries += d.PoolQueries
 		for _, sm := range samples {
 			wire = append(wire, sm.ToWire)
+			stopped = append(stopped, sm.ToStopped)
 			took = append(took, sm.Took)
 		}
 		held = held[s.Wave:]
@@ -118,7 +137,7 @@ func (h *Harness) Measure(ctx context.Context, s Storm) (*Result, error) {
 		}
 		held = append(held, more...)
 	}
-	res.ToWire, res.Took = Summarise(wire), Summarise(took)
+	res.ToWire, res.ToStopped, res.Took = Summarise(wire), Summarise(stopped), Summarise(took)
 	res.PerCancel = float64(used.Statements) / float64(len(wire))
 	res.WritesPerCancel = float64(used.Writes) / float64(len(wire))
 	res.PoolPerCancel = float64(used.PoolQueries) / float64(len(wire))
@@ -186,14 +205,4 @@ func (h *Harness) checkNoneRunning(ctx context.Context) error {
 		return fmt.Errorf("loadtest: %d runs left running and %d queued", counts[agent.StatusRunning], counts[agent.StatusQueued])
 	}
 	return nil
-}
-
-// liveMemory returns the live heap and stack bytes and the goroutines of
-// this process, after a collection.
-func liveMemory() (heap, stack uint64, goroutines int) {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc, m.StackInuse, runtime.NumGoroutine()
 }

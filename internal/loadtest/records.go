@@ -15,8 +15,18 @@ import (
 
 // calls follows the record files of the MCP servers and tells, for each
 // tagged call (the harness puts a tag in the slow tool's arguments), when
-// the server started it and when it saw it cancelled. The servers stamp
-// their records with the wall clock, which the harness reads too.
+// the server started it, when the cancel reached the server and when the
+// handler stopped. The servers stamp their records with the wall clock,
+// which the harness reads too.
+//
+// The cancel reached the server ("wire") at the record of its signal: on
+// stdio (and any transport with notifications) the Received record of the
+// notifications/cancelled whose requestId is the call's; on 2026-07-28
+// HTTP, where a cancel is the client closing the call's response stream,
+// the StreamClosed record of the call. The handler stopped ("stopped") at
+// its ToolCancelled record, which comes after the server has read and
+// recorded every message before the cancel, and seen the handler's
+// context end.
 type calls struct {
 	mu    sync.Mutex
 	byTag map[string]*call
@@ -25,9 +35,18 @@ type calls struct {
 
 // call is what a server recorded of one tagged call.
 type call struct {
-	started, cancelled       chan struct{} // closed when recorded
-	startedAt, cancelledAt   time.Time
-	startedSet, cancelledSet bool
+	started, wire, stopped    chan struct{} // closed when recorded
+	startedAt, wireAt, stopAt time.Time
+}
+
+// mark sets *at and closes ch, the first time only; c.mu is held.
+func mark(ch chan struct{}, at *time.Time, when time.Time) {
+	select {
+	case <-ch:
+	default:
+		*at = when
+		close(ch)
+	}
 }
 
 func newCalls() *calls { return &calls{byTag: map[string]*call{}} }
@@ -36,7 +55,7 @@ func newCalls() *calls { return &calls{byTag: map[string]*call{}} }
 func (c *calls) getLocked(tag string) *call {
 	cl := c.byTag[tag]
 	if cl == nil {
-		cl = &call{started: make(chan struct{}), cancelled: make(chan struct{})}
+		cl = &call{started: make(chan struct{}), wire: make(chan struct{}), stopped: make(chan struct{})}
 		c.byTag[tag] = cl
 	}
 	return cl
@@ -55,20 +74,25 @@ func (c *calls) waitStarted(ctx context.Context, tag string) error {
 	}
 }
 
-// waitCancelled waits until the server has seen the call of tag
-// cancelled, and returns when.
-func (c *calls) waitCancelled(ctx context.Context, tag string) (time.Time, error) {
+// waitCancelled waits until the cancel of the call of tag has reached
+// the server and its handler has stopped, and returns when each happened.
+func (c *calls) waitCancelled(ctx context.Context, tag string) (wire, stopped time.Time, err error) {
 	c.mu.Lock()
 	cl := c.getLocked(tag)
 	c.mu.Unlock()
-	select {
-	case <-cl.cancelled:
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return cl.cancelledAt, nil
-	case <-ctx.Done():
-		return time.Time{}, fmt.Errorf("loadtest: waiting for the server to see call %s cancelled: %w", tag, context.Cause(ctx))
+	for _, w := range []struct {
+		ch   chan struct{}
+		what string
+	}{{cl.wire, "receive the cancel of"}, {cl.stopped, "stop"}} {
+		select {
+		case <-w.ch:
+		case <-ctx.Done():
+			return time.Time{}, time.Time{}, fmt.Errorf("loadtest: waiting for the server to %s call %s: %w", w.what, tag, context.Cause(ctx))
+		}
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return cl.wireAt, cl.stopAt, nil
 }
 
 // follow reads the record file at path as the server appends to it, until
@@ -130,22 +154,34 @@ func (c *calls) record(line []byte, tags map[string]string) {
 		if json.Unmarshal(r.Params, &p) == nil && p.Arguments.Tag != "" {
 			tags[r.ID] = p.Arguments.Tag
 		}
-	case r.Kind == mcptest.ToolStarted || r.Kind == mcptest.ToolCancelled:
-		tag, ok := tags[r.ID]
-		if !ok {
-			return
+	case r.Kind == mcptest.Received && r.Method == "notifications/cancelled":
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
 		}
-		c.mu.Lock()
-		cl := c.getLocked(tag)
-		if r.Kind == mcptest.ToolStarted && !cl.startedSet {
-			cl.startedAt, cl.startedSet = r.At, true
-			close(cl.started)
+		if json.Unmarshal(r.Params, &p) == nil {
+			c.saw(tags, string(p.RequestID), r)
 		}
-		if r.Kind == mcptest.ToolCancelled && !cl.cancelledSet {
-			cl.cancelledAt, cl.cancelledSet = r.At, true
-			close(cl.cancelled)
-		}
-		c.mu.Unlock()
+	case r.Kind == mcptest.ToolStarted || r.Kind == mcptest.ToolCancelled || r.Kind == mcptest.StreamClosed && r.ID != "":
+		c.saw(tags, r.ID, r)
+	}
+}
+
+// saw takes in r, a record about the call whose request id is id.
+func (c *calls) saw(tags map[string]string, id string, r mcptest.Record) {
+	tag, ok := tags[id]
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cl := c.getLocked(tag)
+	switch r.Kind {
+	case mcptest.ToolStarted:
+		mark(cl.started, &cl.startedAt, r.At)
+	case mcptest.ToolCancelled:
+		mark(cl.stopped, &cl.stopAt, r.At)
+	default: // the cancel's signal
+		mark(cl.wire, &cl.wireAt, r.At)
 	}
 }
 

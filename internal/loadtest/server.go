@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
 	"syscall"
 	"time"
@@ -25,9 +26,12 @@ func MaybeServe() {
 	if os.Getenv(ServeEnv) == "" {
 		return
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	os.Exit(mcptest.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	// SIGTERM (how the harness stops an HTTP server) ends ctx, so that
+	// the server closes and its record file gets every record.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	code := mcptest.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 // serverCommand is the command line of a stdio mcptest server recording

@@ -32,7 +32,6 @@ type Throughput struct {
 func (h *Harness) ShortRuns(ctx context.Context, runs, submitters int) (*Throughput, error) {
 	ctx, done := h.guard(ctx)
 	defer done()
-	rt := h.node.Runtime()
 	ids := make([]string, runs)
 	errs := make([]error, submitters)
 	c0, t0 := h.Counts(), time.Now()
@@ -40,12 +39,12 @@ func (h *Harness) ShortRuns(ctx context.Context, runs, submitters int) (*Through
 	for w := range submitters {
 		wg.Go(func() {
 			for i := w; i < runs; i += submitters {
-				run, err := rt.Submit(ctx, "load", &agent.Request{Prompt: "short", Model: "script", Script: shortScript})
+				id, err := h.submit(ctx, &agent.Request{Prompt: "short", Model: "script", Script: shortScript})
 				if err != nil {
 					errs[w] = err
 					return
 				}
-				ids[i] = run.ID
+				ids[i] = id
 			}
 		})
 	}

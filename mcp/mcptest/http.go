@@ -134,6 +134,7 @@ type httpSession struct {
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w = syncedWriter{w, h.s.rec}
 	switch r.Method {
 	case http.MethodPost:
 		h.post(w, r)
@@ -145,6 +146,27 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 	}
 }
+
+// syncedWriter is a response writer that lets nothing out before the
+// record file has every record so far (see [recorder.sync]). Flushes and
+// deadlines reach the writer it wraps through Unwrap.
+type syncedWriter struct {
+	http.ResponseWriter
+	rec *recorder
+}
+
+func (w syncedWriter) WriteHeader(code int) {
+	w.rec.sync()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w syncedWriter) Write(p []byte) (int, error) {
+	w.rec.sync()
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap is for http.ResponseController.
+func (w syncedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (h *httpHandler) newSession() (string, *httpSession) {
 	b := make([]byte, 16)

@@ -69,6 +69,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 		defer f.Close()
 		s.rec.setFile(f)
+		defer s.rec.closeFile() // before the file closes: the records still queued
+
 	}
 	if *httpAddr != "" {
 		hopts := &HTTPOptions{JSONResponse: *jsonResponse, Fault: Fault(*fault)}

@@ -57,17 +57,48 @@ type Record struct {
 
 // recorder is an append-only, waitable log of records, optionally mirrored
 // to a file as JSON lines (so a test can read what a subprocess saw).
+//
+// Recording is on the server's read path — every message read is recorded
+// before it is acted on — so add does only what ordering needs: it stamps
+// the time, appends under the lock and wakes waiters. Encoding and writing
+// the file's lines is a writer goroutine's work, which takes whatever has
+// queued, writes it in order and flushes when the queue is empty (or
+// someone waits in sync: a steady stream of records does not hold a
+// response back until it pauses). Before the server sends anything (a
+// response, an HTTP status), [recorder.sync] waits until every record so
+// far is in the file, so a client that saw an answer finds in the file
+// everything the server recorded before it, as when every record was
+// written at once; [recorder.closeFile] writes the rest.
 type recorder struct {
 	mu      sync.Mutex
 	records []Record
 	changed chan struct{} // closed and replaced on every append
-	file    *bufio.Writer
+	file    *mirror       // nil: no file
 }
 
+// mirror is the file side of a recorder: its queue and writer goroutine.
+// Its fields are guarded by the recorder's mu, except w (the writer's).
+type mirror struct {
+	w       *bufio.Writer
+	pending []Record      // recorded, not yet taken by the writer
+	queued  int           // records ever queued
+	written int           // records ever written and flushed
+	work    sync.Cond     // signalled when pending grows or closing is set
+	flushed sync.Cond     // broadcast when written grows or the writer ends
+	waiting int           // goroutines in sync: flush without waiting for the queue to run dry
+	closing bool          // closeFile was called: write the rest and end
+	ended   bool          // the writer returned
+	done    chan struct{} // closed when the writer returned
+}
+
+// setFile mirrors every record from now on to f, and starts the writer.
 func (r *recorder) setFile(f *os.File) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.file = bufio.NewWriter(f)
+	m := &mirror{w: bufio.NewWriterSize(f, 64<<10), done: make(chan struct{})}
+	m.work.L, m.flushed.L = &r.mu, &r.mu
+	r.file = m
+	go r.write(m)
 }
 
 func newRecorder() *recorder { return &recorder{changed: make(chan struct{})} }
@@ -79,11 +110,82 @@ func (r *recorder) add(rec Record) {
 	r.records = append(r.records, rec)
 	close(r.changed)
 	r.changed = make(chan struct{})
-	if r.file != nil {
-		line, _ := json.Marshal(rec)
-		r.file.Write(append(line, '\n'))
-		r.file.Flush()
+	if m := r.file; m != nil && !m.closing {
+		m.pending = append(m.pending, rec)
+		m.queued++
+		m.work.Signal()
 	}
+}
+
+// write is m's writer: it writes the queued records in order, flushing
+// whenever the queue runs dry or sync waits, until closeFile asks it to
+// end and nothing is left.
+func (r *recorder) write(m *mirror) {
+	defer close(m.done)
+	var batch []Record
+	unflushed := 0
+	r.mu.Lock()
+	for {
+		for len(m.pending) == 0 && !m.closing {
+			m.work.Wait()
+		}
+		batch, m.pending = m.pending, batch[:0]
+		r.mu.Unlock()
+		for i := range batch {
+			line, _ := json.Marshal(batch[i])
+			m.w.Write(line)
+			m.w.WriteByte('\n')
+			batch[i] = Record{}
+		}
+		unflushed += len(batch)
+		r.mu.Lock()
+		if len(m.pending) > 0 && m.waiting == 0 {
+			continue // flushed when the queue runs dry, or someone waits
+		}
+		r.mu.Unlock()
+		m.w.Flush()
+		r.mu.Lock()
+		m.written += unflushed
+		unflushed = 0
+		m.flushed.Broadcast()
+		if m.closing && len(m.pending) == 0 {
+			m.ended = true
+			r.mu.Unlock()
+			return
+		}
+	}
+}
+
+// sync waits until every record added so far is in the file (if there is
+// one): the server calls it before it lets anything out.
+func (r *recorder) sync() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.file
+	if m == nil {
+		return
+	}
+	m.waiting++
+	defer func() { m.waiting-- }()
+	for target := m.queued; m.written < target && !m.ended; {
+		m.flushed.Wait()
+	}
+}
+
+// closeFile writes every record still queued to the file and stops the
+// writer; records added later are kept in memory only. Call it before
+// closing the file.
+func (r *recorder) closeFile() {
+	r.mu.Lock()
+	m := r.file
+	if m == nil {
+		r.mu.Unlock()
+		return
+	}
+	m.closing = true
+	m.work.Signal()
+	r.mu.Unlock()
+	<-m.done
 }
 
 func (r *recorder) snapshot() ([]Record, <-chan struct{}) {

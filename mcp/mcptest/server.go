@@ -275,6 +275,7 @@ func (c *serverConn) write(m *jsonrpc.Message) error {
 	if err != nil {
 		return err
 	}
+	c.s.rec.sync() // what the client sees next, the record file has before
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	_, err = c.w.Write(append(data, '\n'))
@@ -282,6 +283,7 @@ func (c *serverConn) write(m *jsonrpc.Message) error {
 }
 
 func (c *serverConn) writeRaw(pieces ...[]byte) {
+	c.s.rec.sync()
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	for i, p := range pieces {
