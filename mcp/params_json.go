@@ -15,9 +15,22 @@ import (
 // json.Marshal.
 func encodeParams(p requestParams) ([]byte, error) {
 	if ct, ok := p.(*callToolParams); ok && len(ct.InputResponses) == 0 && len(ct.RequestState) == 0 && ct.Task == nil {
-		return ct.appendJSON(make([]byte, 0, 128+len(ct.Arguments))), nil
+		return ct.appendJSON(make([]byte, 0, ct.sizeHint())), nil
 	}
 	return json.Marshal(p)
+}
+
+// sizeHint is about the size of p's JSON, so that appendJSON allocates
+// once: the keys and quotes, and every value's length.
+func (p *callToolParams) sizeHint() int {
+	n := 32 + len(p.Name) + len(p.Arguments)
+	if m := p.Meta; m != nil {
+		n += 160 + len(m.ProtocolVersion) + len(m.ClientCapabilities) + len(m.ProgressToken) + len(m.LogLevel)
+		if i := m.ClientInfo; i != nil {
+			n += 32 + len(i.Name) + len(i.Title) + len(i.Version)
+		}
+	}
+	return n
 }
 
 // appendJSON appends p as json.Marshal encodes it, for a p without task,

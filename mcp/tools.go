@@ -78,7 +78,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts *Call
 		}
 		params.Arguments = raw
 	}
-	if c.rev.routingHeaders {
+	if _, routed := c.conn.(headerRouted); routed && c.rev.routingHeaders {
 		c.mu.Lock()
 		decls := c.params[name]
 		c.mu.Unlock()
