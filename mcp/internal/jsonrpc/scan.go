@@ -1,6 +1,10 @@
 package jsonrpc
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/andonhq/andon/mcp/internal/jsonscan"
+)
 
 // scanMessage is Decode's fast path: one pass over the plain shape that
 // almost every message has (the six envelope keys spelled as the spec
@@ -19,8 +23,8 @@ import "bytes"
 // decodes what it accepts as encoding/json would: FuzzScanMatchesReference
 // holds it to that.
 func scanMessage(data []byte) (m *Message, ok bool) {
-	s := scanner{data: data}
-	if !s.consume('{') {
+	s := jsonscan.Scanner{Data: data}
+	if !s.Consume('{') {
 		return nil, false
 	}
 	var (
@@ -30,23 +34,23 @@ func scanMessage(data []byte) (m *Message, ok bool) {
 		seen                    uint8
 		idIsString, hasMoreKeys bool
 	)
-	s.ws()
-	if s.peek() == '}' {
-		s.i++
+	s.WS()
+	if s.Peek() == '}' {
+		s.Pos++
 	} else {
 		hasMoreKeys = true
 	}
 	for hasMoreKeys {
-		s.ws()
-		key, plain := s.str()
+		s.WS()
+		key, plain := s.PlainString()
 		if !plain {
 			return nil, false
 		}
-		s.ws()
-		if !s.consume(':') {
+		s.WS()
+		if !s.Consume(':') {
 			return nil, false
 		}
-		s.ws()
+		s.WS()
 		field := fieldOf(key)
 		if field == fieldOther && foldsToField(key) {
 			return nil, false // encoding/json matches keys case-insensitively
@@ -59,7 +63,7 @@ func scanMessage(data []byte) (m *Message, ok bool) {
 		}
 		switch field {
 		case fieldJSONRPC, fieldMethod:
-			v, plain := s.str()
+			v, plain := s.PlainString()
 			if !plain {
 				return nil, false
 			}
@@ -69,44 +73,44 @@ func scanMessage(data []byte) (m *Message, ok bool) {
 				method = v
 			}
 		case fieldID:
-			switch c := s.peek(); {
+			switch c := s.Peek(); {
 			case c == '"':
-				v, plain := s.str()
+				v, plain := s.PlainString()
 				if !plain {
 					return nil, false
 				}
 				id, idIsString = v, true
 			case c == '-' || c >= '0' && c <= '9':
-				start := s.i
-				if !s.number() {
+				start := s.Pos
+				if !s.Number() {
 					return nil, false
 				}
-				id = data[start:s.i]
+				id = data[start:s.Pos]
 			default:
 				return nil, false // null, or not an id: encoding/json says what
 			}
 		case fieldParams, fieldResult:
-			if s.peek() == 'n' {
+			if s.Peek() == 'n' {
 				return nil, false // null
 			}
-			start := s.i
-			if !s.value(0) {
+			start := s.Pos
+			if !s.Value() {
 				return nil, false
 			}
 			if field == fieldParams {
-				params = data[start:s.i]
+				params = data[start:s.Pos]
 			} else {
-				result = data[start:s.i]
+				result = data[start:s.Pos]
 			}
 		case fieldError:
 			return nil, false // an error response: not the hot path
 		default:
-			if !s.value(0) {
+			if !s.Value() {
 				return nil, false
 			}
 		}
-		s.ws()
-		switch s.next() {
+		s.WS()
+		switch s.Next() {
 		case ',':
 		case '}':
 			hasMoreKeys = false
@@ -114,7 +118,7 @@ func scanMessage(data []byte) (m *Message, ok bool) {
 			return nil, false
 		}
 	}
-	if s.i != len(data) {
+	if s.Pos != len(data) {
 		return nil, false // Decode trimmed the input: anything after is not JSON
 	}
 	if string(version) != Version {
@@ -205,224 +209,4 @@ func parseInt(b []byte) (int64, bool) {
 		return -int64(n), true
 	}
 	return int64(n), true
-}
-
-// maxScanDepth is how deeply the fast path follows nested values; deeper
-// ones are left to encoding/json (whose own limit is 10,000).
-const maxScanDepth = 64
-
-// scanner validates JSON as encoding/json's scanner does, over data.
-type scanner struct {
-	data []byte
-	i    int
-}
-
-func (s *scanner) peek() byte {
-	if s.i < len(s.data) {
-		return s.data[s.i]
-	}
-	return 0
-}
-
-func (s *scanner) next() byte {
-	c := s.peek()
-	s.i++
-	return c
-}
-
-func (s *scanner) consume(c byte) bool {
-	if s.peek() != c {
-		return false
-	}
-	s.i++
-	return true
-}
-
-// ws skips JSON whitespace.
-func (s *scanner) ws() {
-	for s.i < len(s.data) {
-		switch s.data[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-// str reads a string with no escapes and only ASCII, and returns its
-// contents; plain false means it is not such a string (or not a string).
-func (s *scanner) str() (v []byte, plain bool) {
-	if !s.consume('"') {
-		return nil, false
-	}
-	start := s.i
-	for s.i < len(s.data) {
-		c := s.data[s.i]
-		switch {
-		case c == '"':
-			v = s.data[start:s.i]
-			s.i++
-			return v, true
-		case c < 0x20 || c == '\\' || c >= 0x80:
-			return nil, false
-		}
-		s.i++
-	}
-	return nil, false
-}
-
-// value skips one valid JSON value.
-func (s *scanner) value(depth int) bool {
-	switch c := s.peek(); {
-	case c == '{':
-		return s.object(depth + 1)
-	case c == '[':
-		return s.array(depth + 1)
-	case c == '"':
-		return s.anyString()
-	case c == '-' || c >= '0' && c <= '9':
-		return s.number()
-	case c == 't':
-		return s.literal("true")
-	case c == 'f':
-		return s.literal("false")
-	case c == 'n':
-		return s.literal("null")
-	}
-	return false
-}
-
-func (s *scanner) object(depth int) bool {
-	if depth > maxScanDepth {
-		return false
-	}
-	s.i++ // '{'
-	s.ws()
-	if s.consume('}') {
-		return true
-	}
-	for {
-		s.ws()
-		if s.peek() != '"' || !s.anyString() {
-			return false
-		}
-		s.ws()
-		if !s.consume(':') {
-			return false
-		}
-		s.ws()
-		if !s.value(depth) {
-			return false
-		}
-		s.ws()
-		switch s.next() {
-		case ',':
-		case '}':
-			return true
-		default:
-			return false
-		}
-	}
-}
-
-func (s *scanner) array(depth int) bool {
-	if depth > maxScanDepth {
-		return false
-	}
-	s.i++ // '['
-	s.ws()
-	if s.consume(']') {
-		return true
-	}
-	for {
-		s.ws()
-		if !s.value(depth) {
-			return false
-		}
-		s.ws()
-		switch s.next() {
-		case ',':
-		case ']':
-			return true
-		default:
-			return false
-		}
-	}
-}
-
-// anyString skips a string: any bytes but control characters, with valid
-// escapes. Invalid UTF-8 passes, as encoding/json's scanner lets it.
-func (s *scanner) anyString() bool {
-	s.i++ // '"'
-	for s.i < len(s.data) {
-		c := s.data[s.i]
-		s.i++
-		switch {
-		case c == '"':
-			return true
-		case c < 0x20:
-			return false
-		case c == '\\':
-			switch s.next() {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				for range 4 {
-					if !isHex(s.next()) {
-						return false
-					}
-				}
-			default:
-				return false
-			}
-		}
-	}
-	return false
-}
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
-// number skips a number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func (s *scanner) number() bool {
-	s.consume('-')
-	switch c := s.peek(); {
-	case c == '0':
-		s.i++
-	case c >= '1' && c <= '9':
-		s.digits()
-	default:
-		return false
-	}
-	if s.consume('.') && !s.digits() {
-		return false
-	}
-	if c := s.peek(); c == 'e' || c == 'E' {
-		s.i++
-		if c := s.peek(); c == '+' || c == '-' {
-			s.i++
-		}
-		if !s.digits() {
-			return false
-		}
-	}
-	return true
-}
-
-// digits skips one or more digits and reports whether there was one.
-func (s *scanner) digits() bool {
-	start := s.i
-	for c := s.peek(); c >= '0' && c <= '9'; c = s.peek() {
-		s.i++
-	}
-	return s.i > start
-}
-
-func (s *scanner) literal(lit string) bool {
-	if !bytes.HasPrefix(s.data[s.i:], []byte(lit)) {
-		return false
-	}
-	s.i += len(lit)
-	return true
 }
