@@ -268,7 +268,7 @@ func (c *Client) request(ctx context.Context, method string, params requestParam
 			return err
 		}
 		// One decode serves both: out embeds resultKind.
-		if err := json.Unmarshal(msg.Result, out); err != nil {
+		if err := decodeResult(msg.Result, out); err != nil {
 			return &ProtocolError{Reason: fmt.Sprintf("%s: malformed result: %v", method, err)}
 		}
 		kind := out.kind()

@@ -87,10 +87,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts *Call
 	if gen := c.taskGeneration(); gen != noTasks {
 		return c.callToolTask(ctx, params, opts, gen)
 	}
-	var res struct {
-		resultKind
-		CallToolResult
-	}
+	var res toolResult
 	if err := c.request(ctx, "tools/call", params, opts, false, &res); err != nil {
 		return nil, err
 	}
