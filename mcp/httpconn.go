@@ -33,7 +33,7 @@ type httpConn struct {
 	cfg          connConfig
 
 	ctx    context.Context // the connection's life; never a caller's
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 	wg     sync.WaitGroup
 
 	mu        sync.Mutex
@@ -54,7 +54,7 @@ type httpConn struct {
 }
 
 func newHTTPConn(u *url.URL, client *http.Client, header http.Header, closeTimeout time.Duration, cfg connConfig) *httpConn {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	return &httpConn{
 		url: u, client: client, header: header, closeTimeout: closeTimeout, cfg: cfg,
 		ctx: ctx, cancel: cancel,
@@ -233,15 +233,16 @@ func (c *httpConn) send(ctx context.Context, m *jsonrpc.Message) error {
 var errExchangeDone = errors.New("mcp: exchange done")
 
 // detach returns a context with ctx's values that ends only when cancel
-// is called (with its cause) or the connection closes.
+// is called (with its cause) or the connection closes (with
+// errConnClosed): a child of the connection's context (see connScoped),
+// so that closing reaches it without a callback of its own.
 func (c *httpConn) detach(ctx context.Context) (context.Context, context.CancelCauseFunc) {
-	d, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(c.ctx, func() { cancel(fmt.Errorf("%w: %w", context.Canceled, ErrClosed)) })
-	return d, func(cause error) {
-		stop()
-		cancel(cause)
-	}
+	return context.WithCancelCause(connScoped(c.ctx, ctx))
 }
+
+// errConnClosed is the cause with which a closed connection ends its
+// requests' contexts.
+var errConnClosed = fmt.Errorf("%w: %w", context.Canceled, ErrClosed)
 
 // goTracked runs f on a goroutine that close waits for, unless the
 // connection is closed.
@@ -679,7 +680,7 @@ func (c *httpConn) close() error {
 	c.closed = true
 	session, legacy := c.sessionID, c.legacySSE
 	c.mu.Unlock()
-	c.cancel()
+	c.cancel(errConnClosed)
 	if session != "" && legacy == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), c.closeTimeout)
 		req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.url.String(), nil)
