@@ -57,7 +57,7 @@ func TestEncodeParamsMatchesMarshal(t *testing.T) {
 			A string `json:"a"`
 		}{"é"}),
 	}
-	names := []string{"echo", "", "name with \"quotes\"", "<tool>", "naïve", "tab\there", "\x00"}
+	names := []string{"echo", "", "name with \"quotes\"", "<tool>", "a<b", "a>b", "a&b", "naïve", "tab\there", "\x00"}
 	for _, meta := range metas {
 		for _, args := range argss {
 			for _, name := range names {
