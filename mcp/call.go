@@ -268,7 +268,7 @@ func (c *Client) request(ctx context.Context, method string, params requestParam
 			return err
 		}
 		// One decode serves both: out embeds resultKind.
-		if err := json.Unmarshal(msg.Result, out); err != nil {
+		if err := decodeResult(msg.Result, out); err != nil {
 			return &ProtocolError{Reason: fmt.Sprintf("%s: malformed result: %v", method, err)}
 		}
 		kind := out.kind()
@@ -304,7 +304,7 @@ func (c *Client) request(ctx context.Context, method string, params requestParam
 
 // exchange sends one round of a request and waits for its response.
 func (c *Client) exchange(ctx, waitCtx context.Context, cl *call, method string, params requestParams, onProgress func(Progress)) (*jsonrpc.Message, error) {
-	raw, err := json.Marshal(params)
+	raw, err := encodeParams(params)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: encoding %s params: %w", method, err)
 	}

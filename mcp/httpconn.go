@@ -33,7 +33,7 @@ type httpConn struct {
 	cfg          connConfig
 
 	ctx    context.Context // the connection's life; never a caller's
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 	wg     sync.WaitGroup
 
 	mu        sync.Mutex
@@ -43,6 +43,10 @@ type httpConn struct {
 	streams   map[jsonrpc.ID]*exchangeState // requests in flight
 	closed    bool
 
+	// fixed holds the values of the headers every request carries;
+	// guarded by mu (its session and version change once each).
+	fixed fixedHeaders
+
 	// readers holds the *sse.Reader of response streams that have ended,
 	// for the next: a reader's 4 KiB buffer was most of what a Streamable
 	// HTTP round trip allocated.
@@ -50,11 +54,12 @@ type httpConn struct {
 }
 
 func newHTTPConn(u *url.URL, client *http.Client, header http.Header, closeTimeout time.Duration, cfg connConfig) *httpConn {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	return &httpConn{
 		url: u, client: client, header: header, closeTimeout: closeTimeout, cfg: cfg,
 		ctx: ctx, cancel: cancel,
 		streams: make(map[jsonrpc.ID]*exchangeState),
+		fixed:   newFixedHeaders(),
 	}
 }
 
@@ -63,6 +68,7 @@ func (c *httpConn) start() {}
 func (c *httpConn) negotiated(rev revision) {
 	c.mu.Lock()
 	c.rev = rev
+	c.fixed.protocolVersion, c.fixed.versionName = []string{rev.name}, rev.name
 	listen := c.cfg.serverRequests && rev.sessions && c.sessionID != "" && c.legacySSE == nil
 	c.mu.Unlock()
 	if listen {
@@ -128,6 +134,10 @@ func (c *httpConn) pump(events *sse.Reader) error {
 // signal, and a notification would be rejected by a conformant server
 // (go-sdk's client sends one and loses the session to the 400).
 func (c *httpConn) notifiesCancel(rev revision) bool { return !rev.streamCancels }
+
+// headerRouted: a request's Mcp-Name and Mcp-Param-* headers come from the
+// routing CallTool puts in its context.
+func (c *httpConn) headerRouted() {}
 
 // exchangeState is one request's exchange in flight.
 type exchangeState struct {
@@ -223,15 +233,16 @@ func (c *httpConn) send(ctx context.Context, m *jsonrpc.Message) error {
 var errExchangeDone = errors.New("mcp: exchange done")
 
 // detach returns a context with ctx's values that ends only when cancel
-// is called (with its cause) or the connection closes.
+// is called (with its cause) or the connection closes (with
+// errConnClosed): a child of the connection's context (see connScoped),
+// so that closing reaches it without a callback of its own.
 func (c *httpConn) detach(ctx context.Context) (context.Context, context.CancelCauseFunc) {
-	d, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(c.ctx, func() { cancel(fmt.Errorf("%w: %w", context.Canceled, ErrClosed)) })
-	return d, func(cause error) {
-		stop()
-		cancel(cause)
-	}
+	return context.WithCancelCause(connScoped(c.ctx, ctx))
 }
+
+// errConnClosed is the cause with which a closed connection ends its
+// requests' contexts.
+var errConnClosed = fmt.Errorf("%w: %w", context.Canceled, ErrClosed)
 
 // goTracked runs f on a goroutine that close waits for, unless the
 // connection is closed.
@@ -276,6 +287,7 @@ func (c *httpConn) exchange(ctx context.Context, m *jsonrpc.Message, body []byte
 	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" && m.Method == "initialize" {
 		c.mu.Lock()
 		c.sessionID = sid
+		c.fixed.session = []string{sid}
 		c.mu.Unlock()
 	}
 	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
@@ -560,19 +572,22 @@ func (c *httpConn) setHeaders(req *http.Request, m *jsonrpc.Message) {
 	for k, v := range c.header {
 		req.Header[k] = v
 	}
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if m != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
+	// The canonical keys, and values shared by the connection's requests
+	// (see fixedHeaders): what Header.Set would store, without its
+	// allocations.
 	c.mu.Lock()
-	rev, session := c.rev, c.sessionID
+	rev, fixed := c.rev, c.fixed
 	c.mu.Unlock()
-	if session != "" {
-		req.Header.Set("Mcp-Session-Id", session)
+	req.Header["Accept"] = fixed.accept
+	if m != nil {
+		req.Header["Content-Type"] = fixed.contentType
+	}
+	if fixed.session != nil {
+		req.Header["Mcp-Session-Id"] = fixed.session
 	}
 	if m == nil {
 		if rev.versionHeader {
-			req.Header.Set("MCP-Protocol-Version", rev.name)
+			req.Header["Mcp-Protocol-Version"] = fixed.version(rev.name)
 		}
 		return
 	}
@@ -603,7 +618,7 @@ func (c *httpConn) setHeaders(req *http.Request, m *jsonrpc.Message) {
 		rev = r
 	}
 	if rev.versionHeader {
-		req.Header.Set("MCP-Protocol-Version", rev.name)
+		req.Header["Mcp-Protocol-Version"] = fixed.version(rev.name)
 	}
 	if !rev.routingHeaders || !m.IsRequest() {
 		return
@@ -665,7 +680,7 @@ func (c *httpConn) close() error {
 	c.closed = true
 	session, legacy := c.sessionID, c.legacySSE
 	c.mu.Unlock()
-	c.cancel()
+	c.cancel(errConnClosed)
 	if session != "" && legacy == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), c.closeTimeout)
 		req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.url.String(), nil)

@@ -134,12 +134,12 @@ func (l *legacySSE) readStream(r *sse.Reader) {
 // control back as soon as ctx ends.
 func (l *legacySSE) post(ctx context.Context, m *jsonrpc.Message, body []byte) error {
 	done := make(chan error, 1)
-	postCtx, cancel := l.c.detach(ctx)
+	// Nothing but the connection's end ends it: it needs no cancel of
+	// its own (see connScoped).
+	postCtx := connScoped(l.c.ctx, ctx)
 	if !l.c.goTracked(func() {
-		defer cancel(errExchangeDone)
 		done <- l.do(postCtx, m, body)
 	}) {
-		cancel(ErrClosed)
 		return fmt.Errorf("%w: %w", errNotSent, ErrClosed)
 	}
 	select {

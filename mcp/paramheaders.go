@@ -157,6 +157,11 @@ type callRouting struct {
 	params http.Header
 }
 
+// headerRouted is a conn whose requests carry the routing headers (HTTP):
+// only for one is a call's routing worth working out and putting in its
+// context.
+type headerRouted interface{ headerRouted() }
+
 // withCallRouting carries a tools/call's routing to the HTTP transport.
 func withCallRouting(ctx context.Context, name string, params http.Header) context.Context {
 	return context.WithValue(ctx, callRoutingKey{}, &callRouting{name: name, params: params})

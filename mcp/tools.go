@@ -78,7 +78,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts *Call
 		}
 		params.Arguments = raw
 	}
-	if c.rev.routingHeaders {
+	if _, routed := c.conn.(headerRouted); routed && c.rev.routingHeaders {
 		c.mu.Lock()
 		decls := c.params[name]
 		c.mu.Unlock()
@@ -87,10 +87,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts *Call
 	if gen := c.taskGeneration(); gen != noTasks {
 		return c.callToolTask(ctx, params, opts, gen)
 	}
-	var res struct {
-		resultKind
-		CallToolResult
-	}
+	var res toolResult
 	if err := c.request(ctx, "tools/call", params, opts, false, &res); err != nil {
 		return nil, err
 	}

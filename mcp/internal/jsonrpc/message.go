@@ -211,23 +211,28 @@ func (e *DecodeError) Error() string {
 
 // Decode parses and validates one JSON-RPC message. Batches are rejected:
 // no MCP revision that andon speaks allows them on the wire from a server.
+// The usual shape takes one pass (scanMessage); anything else, errors
+// included, is encoding/json's to decode.
 func Decode(data []byte) (*Message, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {
 		return nil, &DecodeError{Reason: "not a JSON object: " + truncate(data)}
 	}
-	var w wireMessage
-	if err := json.Unmarshal(data, &w); err != nil {
-		return nil, &DecodeError{Reason: err.Error()}
-	}
-	m := &Message{Method: w.Method, Params: w.Params, Result: w.Result, Error: w.Error}
-	if w.ID != nil {
-		m.ID = *w.ID
+	m, ok := scanMessage(data)
+	if !ok {
+		var w wireMessage
+		if err := json.Unmarshal(data, &w); err != nil {
+			return nil, &DecodeError{Reason: err.Error()}
+		}
+		m = &Message{Method: w.Method, Params: w.Params, Result: w.Result, Error: w.Error}
+		if w.ID != nil {
+			m.ID = *w.ID
+		}
+		if w.JSONRPC != Version {
+			return nil, &DecodeError{ID: m.ID, Reason: fmt.Sprintf("jsonrpc is %q, want %q", w.JSONRPC, Version)}
+		}
 	}
 	fail := func(reason string) (*Message, error) { return nil, &DecodeError{ID: m.ID, Reason: reason} }
-	if w.JSONRPC != Version {
-		return fail(fmt.Sprintf("jsonrpc is %q, want %q", w.JSONRPC, Version))
-	}
 	if m.Method != "" {
 		if m.Result != nil || m.Error != nil {
 			return fail("a request or notification carries a result or error")

@@ -100,9 +100,9 @@ func (r *Reader) Next() (Event, error) {
 			data = append(data, value...)
 			hasData = true
 		case "event":
-			ev.Type = string(value)
+			ev.Type = eventType(value)
 		case "id":
-			if !bytes.ContainsRune(value, 0) {
+			if !bytes.ContainsRune(value, 0) && string(value) != r.lastID {
 				r.lastID = string(value)
 			}
 		case "retry":
@@ -113,15 +113,35 @@ func (r *Reader) Next() (Event, error) {
 	}
 }
 
+// eventType returns t as a string, without a copy for the types MCP
+// servers send.
+func eventType(t []byte) string {
+	switch string(t) {
+	case "message":
+		return "message"
+	case "endpoint":
+		return "endpoint"
+	}
+	return string(t)
+}
+
 // readLine returns one line without its terminator (LF or CRLF; a lone CR,
 // which no MCP server sends, is not taken as a line end). A line
 // longer than the data limit plus some slack is an error, so a hostile
 // stream cannot make the reader buffer without bound.
+//
+// The line is valid until the next read: a line that fits the buffer (all
+// of an MCP server's, but for long data) is the buffer's own bytes, not a
+// copy; Next copies what it keeps.
 func (r *Reader) readLine() ([]byte, error) {
 	var line []byte
-	for {
+	for first := true; ; first = false {
 		chunk, err := r.r.ReadSlice('\n')
-		line = append(line, chunk...)
+		if first && err == nil {
+			line = chunk
+		} else {
+			line = append(line, chunk...)
+		}
 		if len(line) > r.max+64 {
 			return nil, fmt.Errorf("%w: a line of more than %d bytes", ErrEventTooLarge, r.max)
 		}

@@ -84,3 +84,49 @@ func FuzzReader(f *testing.F) {
 		t.Fatal("reader did not end")
 	})
 }
+
+// TestEventsOutliveTheBuffer: an event's fields are its own, not the
+// reader's buffer, which the next events overwrite.
+func TestEventsOutliveTheBuffer(t *testing.T) {
+	var b bytes.Buffer
+	for i := range 50 {
+		b.WriteString("id: " + strings.Repeat(string(rune('a'+i%26)), 3) + "\nevent: message\ndata: {\"n\":\"" + strings.Repeat(string(rune('a'+i%26)), 100) + "\"}\n\n")
+	}
+	r := NewReader(&b, 1<<10)
+	var got []Event
+	for {
+		ev, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ev)
+	}
+	if len(got) != 50 {
+		t.Fatalf("read %d events, want 50", len(got))
+	}
+	for i, ev := range got {
+		c := strings.Repeat(string(rune('a'+i%26)), 100)
+		if string(ev.Data) != `{"n":"`+c+`"}` || ev.ID != c[:3] || ev.Type != "message" {
+			t.Fatalf("event %d changed once later events were read: %+v (data %q)", i, ev, ev.Data)
+		}
+	}
+}
+
+// BenchmarkReader reads the events of a response stream as go-sdk's
+// server writes them; allocs/op is per event.
+func BenchmarkReader(b *testing.B) {
+	event := []byte("event: message\nid: 1_0\ndata: {\"jsonrpc\":\"2.0\",\"id\":42,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"hello\"}]}}\n\n")
+	src := bytes.NewReader(event)
+	r := NewReader(src, 1<<20)
+	b.ReportAllocs()
+	for b.Loop() {
+		src.Reset(event)
+		r.Reset(src)
+		if _, err := r.Next(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
