@@ -315,10 +315,19 @@ func TestServerRestartedMidCall(t *testing.T) {
 			}
 
 			// Whatever the old client still believes, a new connection
-			// reaches the new server within its own budget.
+			// reaches the new server within its own budget. It gets an HTTP
+			// pool of its own: the old one may still hold a keep-alive
+			// connection to the old process that it has not yet seen
+			// closed, a POST on it fails ("broken pipe", "server closed
+			// idle connection"), and andon never retries a POST that may
+			// have been written. A pool whose sockets the restart closed
+			// long ago amounts to the same.
+			pool := http.DefaultTransport.(*http.Transport).Clone()
+			t.Cleanup(pool.CloseIdleConnections)
+			tr2 := &mcp.HTTPTransport{URL: hs.URL, Client: &http.Client{Transport: pool}, CloseTimeout: tr.CloseTimeout}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			c2, err := mcp.Connect(ctx, tr, &mcp.ClientOptions{ProtocolVersion: m.version})
+			c2, err := mcp.Connect(ctx, tr2, &mcp.ClientOptions{ProtocolVersion: m.version})
 			if err != nil {
 				t.Fatalf("reconnecting after the restart: %v", err)
 			}
