@@ -190,6 +190,16 @@ func (d *sqlite) idIn(ids []string) (string, any) {
 	return `IN (SELECT value FROM json_each(?))`, string(list)
 }
 
+// pairIn sends the pairs as one JSON array of two-element arrays.
+func (d *sqlite) pairIn(as, bs []string) (string, []any) {
+	pairs := make([][2]string, len(as))
+	for i := range as {
+		pairs[i] = [2]string{as[i], bs[i]}
+	}
+	list, _ := json.Marshal(pairs) // strings always marshal
+	return `IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))`, []any{string(list)}
+}
+
 // claimLock is empty: the claim's UPDATE holds the write lock.
 func (d *sqlite) claimLock() string { return "" }
 
