@@ -33,9 +33,10 @@ type segment struct {
 	// task is the task of the call in flight, once it became one.
 	task *inTask
 	// leased is when the lease was last set (Unix nanoseconds): by the
-	// claim or resume, a renewal, or a fence. A step boundary renews it
-	// only once a third of it has passed, as the heartbeat does during a
-	// long call: a renewal at every step was a write per step that bought
+	// claim or resume, a renewal, or a fence. The runtime's renewer
+	// renews it (renewer.go), for every segment at once; a step boundary
+	// renews it itself only if half of it has passed (the renewer is
+	// late): a renewal at every step was a write per step that bought
 	// nothing (every step's append is guarded by the lease anyway).
 	leased atomic.Int64
 }
@@ -54,23 +55,30 @@ func (rt *Runtime) execute(ctx context.Context, run *Run, owner string) {
 	defer cancel()
 	ctx, loseLease := context.WithCancelCause(ctx)
 	defer loseLease(nil)
-	beat := s.heartbeat(ctx, loseLease)
-	defer beat()
+	// The runtime's renewer keeps the lease while a long model or tool
+	// call runs, one statement for every segment, and ends this one if a
+	// renewal loses: the run was cancelled (the watcher says so too) or
+	// is no longer ours.
+	release := rt.leases.hold(s, loseLease)
+	defer release()
 	// The whole segment is watched, so a cancel also stops a model call.
 	ctx, stop := rt.watcher.Watch(WithRunID(ctx, run.ID), run.ID)
 	defer stop()
 
 	err := s.loop(ctx)
 	var stopped *errStop
+	// A run cancelled (a read of the row said so) or lost (a renewal
+	// found the lease gone; an owner never gets it back) is not settled:
+	// the guarded settle could only lose, a write for nothing.
 	switch {
-	case err == nil:
-		s.settle(StatusCompleted, ReasonCompleted, "")
 	case errors.As(err, &stopped):
 		rt.logger.Info("agent: segment ended", "run", run.ID, "why", stopped.why)
 	case errors.Is(context.Cause(ctx), ErrRunCancelled):
 		rt.logger.Info("agent: segment ended", "run", run.ID, "why", "run cancelled")
 	case errors.Is(context.Cause(ctx), ErrLeaseLost):
 		rt.logger.Info("agent: segment ended", "run", run.ID, "why", "lease lost")
+	case err == nil:
+		s.settle(StatusCompleted, ReasonCompleted, "")
 	case errors.Is(context.Cause(ctx), errRunDeadline):
 		s.settle(StatusFailed, ReasonDeadline, "the run took longer than its limit")
 	case errors.Is(err, errMaxRounds):
@@ -80,44 +88,6 @@ func (rt *Runtime) execute(ctx context.Context, run *Run, owner string) {
 	default:
 		rt.logger.Warn("agent: run failed", "run", run.ID, "error", err)
 		s.settle(StatusFailed, ReasonFailed, "the run failed")
-	}
-}
-
-// heartbeat renews the lease while a long model or tool call runs, so that
-// only a segment that is gone lets its lease lapse. If a renewal loses,
-// the segment's context is cancelled: the run was cancelled (the watcher
-// says so too) or is no longer ours.
-func (s *segment) heartbeat(ctx context.Context, loseLease context.CancelCauseFunc) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(s.rt.cfg.LeaseDuration / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				ok, err := s.renew(ctx)
-				if err != nil {
-					s.rt.logger.Warn("agent: renewing a lease failed", "run", s.run.ID, "error", err)
-					continue
-				}
-				if !ok {
-					if s.probeCancelled(ctx) {
-						loseLease(ErrRunCancelled)
-					} else {
-						loseLease(ErrLeaseLost)
-					}
-					return
-				}
-			}
-		}
-	}()
-	return func() {
-		cancel()
-		<-done
 	}
 }
 
@@ -325,7 +295,10 @@ func (s *segment) boundary(ctx context.Context, step *Step, clearFence bool) err
 	// Bookkeeping outlives a cancelled or timed-out context.
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if s.probeCancelled(bctx) {
+	// A context cancelled with ErrRunCancelled is a read of the row
+	// already (the watcher's, or the renewer's), or this process's
+	// guarded cancel that won: cancelled is terminal, so no second read.
+	if s.cancelled(ctx) || s.probeCancelled(bctx) {
 		err := store.StepAppend(bctx, s.owner, step)
 		if err == nil {
 			s.settleTask(bctx)
@@ -355,8 +328,8 @@ func (s *segment) boundary(ctx context.Context, step *Step, clearFence bool) err
 		if ok, err = store.RunSetPendingEffect(bctx, s.run.ID, s.owner, "", now.Add(s.rt.cfg.LeaseDuration)); ok {
 			s.leased.Store(now.UnixNano())
 		}
-	case s.rt.cfg.Now().Sub(time.Unix(0, s.leased.Load())) < s.rt.cfg.LeaseDuration/3:
-		ok = true // the lease is fresh: see segment.leased
+	case s.rt.cfg.Now().Sub(time.Unix(0, s.leased.Load())) < s.rt.cfg.LeaseDuration/2:
+		ok = true // the renewer keeps it: see segment.leased
 	default:
 		ok, err = s.renew(bctx)
 	}
