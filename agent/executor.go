@@ -299,9 +299,11 @@ func (s *segment) boundary(ctx context.Context, step *Step, clearFence bool) err
 	// already (the watcher's, or the renewer's), or this process's
 	// guarded cancel that won: cancelled is terminal, so no second read.
 	if s.cancelled(ctx) || s.probeCancelled(bctx) {
-		err := store.StepAppend(bctx, s.owner, step)
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lastStepBudget)
+		defer cancel()
+		err := store.StepAppend(lctx, s.owner, step)
 		if err == nil {
-			s.settleTask(bctx)
+			s.settleTask(lctx)
 		}
 		switch {
 		case errors.Is(err, ErrLeaseLost):
@@ -341,6 +343,17 @@ func (s *segment) boundary(ctx context.Context, step *Step, clearFence bool) err
 	}
 	return nil
 }
+
+// lastStepBudget bounds the recording of a cancelled run's last step, the
+// record of what became of the call it had in flight; other bookkeeping
+// gets 10 s. In a storm of thousands of cancels every segment records its
+// last step at once, and on SQLite they queue for the one writer, which
+// River's job completer holds for seconds at a time (thousands of job
+// completions in one transaction): at 10,000 runs, 10 s lost half of them.
+// The appends of the queue share transactions (sqlstore's group commit),
+// so once the writer is free they drain fast; a minute still bounds a
+// segment whose store is gone.
+const lastStepBudget = time.Minute
 
 // lost explains a guarded write that did not win: the run was cancelled,
 // or the lease is gone.
