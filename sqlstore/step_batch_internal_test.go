@@ -125,7 +125,9 @@ func TestAStepAppendThatGivesUpWaitingWritesNothing(t *testing.T) {
 	waitQueued(gate, 1)
 	quit, giveUp := context.WithCancel(ctx)
 	var quitErr error
-	wg.Go(func() { quitErr = s.StepAppend(quit, "w1", &agent.Step{RunID: "r1", Kind: agent.StepModel, Text: "gave up"}) })
+	wg.Go(func() {
+		quitErr = s.StepAppend(quit, "w1", &agent.Step{RunID: "r1", Kind: agent.StepModel, Text: "gave up"})
+	})
 	waitPending(s.steps, 1)
 	giveUp()
 	waitPending(s.steps, 0)
