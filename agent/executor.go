@@ -32,6 +32,9 @@ type segment struct {
 	tr     *transcript
 	// task is the task of the call in flight, once it became one.
 	task *inTask
+	// asked holds the seqs of the model steps this segment recorded: their
+	// calls were never made by an earlier segment.
+	asked map[int]bool
 	// leased is when the lease was last set (Unix nanoseconds): by the
 	// claim or resume, a renewal, or a fence. The runtime's renewer
 	// renews it (renewer.go), for every segment at once; a step boundary
@@ -203,6 +206,10 @@ func (s *segment) modelTurn(ctx context.Context) error {
 	s.tr.messages = append(s.tr.messages, model.Message{Role: model.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls})
 	s.tr.round = round
 	s.tr.turn(step.Seq, resp.ToolCalls)
+	if s.asked == nil {
+		s.asked = map[int]bool{}
+	}
+	s.asked[step.Seq] = true
 	return nil
 }
 
@@ -290,6 +297,14 @@ func (s *segment) recordCall(ctx context.Context, call model.ToolCall, outcome O
 // only once its step is recorded on a run that is not cancelled. Every
 // write is guarded by the lease, the step too: a segment that lost the run
 // writes nothing, not even the step it made.
+//
+// A model step's boundary reads no row: what follows it asks the row
+// anyway, before anything can happen — a tool call's fresh read
+// ([Watcher.Watch]) before anything is sent, a suspension or a settlement
+// guarded on the run not being cancelled — so the probe there was a read
+// per model turn that told nothing new. A tool step's boundary probes:
+// after a read-only call, the next thing is a model call, which nothing
+// else would stop.
 func (s *segment) boundary(ctx context.Context, step *Step, clearFence bool) error {
 	store := s.rt.cfg.Store
 	// Bookkeeping outlives a cancelled or timed-out context.
@@ -298,7 +313,7 @@ func (s *segment) boundary(ctx context.Context, step *Step, clearFence bool) err
 	// A context cancelled with ErrRunCancelled is a read of the row
 	// already (the watcher's, or the renewer's), or this process's
 	// guarded cancel that won: cancelled is terminal, so no second read.
-	if s.cancelled(ctx) || s.probeCancelled(bctx) {
+	if s.cancelled(ctx) || (step.Kind != StepModel && s.probeCancelled(bctx)) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lastStepBudget)
 		defer cancel()
 		err := store.StepAppend(lctx, s.owner, step)
