@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -35,7 +36,11 @@ type renewer struct {
 	held    map[string]*holder // by lease owner: one per segment
 	running bool               // the goroutine is running
 	idle    chan struct{}      // tells the goroutine the last lease was let go
-	wg      sync.WaitGroup
+	// endRound ends the renewal under way, if any: once no segment is
+	// left, nobody waits for it (a shutdown must not wait for a store
+	// that hangs).
+	endRound context.CancelFunc
+	wg       sync.WaitGroup
 }
 
 // holder is one segment's lease.
@@ -73,6 +78,9 @@ func (r *renewer) hold(s *segment, lose context.CancelCauseFunc) (release func()
 			delete(r.held, h.Owner)
 		}
 		if len(r.held) == 0 {
+			if r.endRound != nil {
+				r.endRound()
+			}
 			select {
 			case r.idle <- struct{}{}:
 			default:
@@ -109,7 +117,16 @@ func (r *renewer) loop() {
 // ends the segments whose lease it could not renew.
 func (r *renewer) renew() {
 	now := r.now()
+	// The statement is everyone's: no one segment's context bounds it.
+	ctx, cancel := context.WithTimeout(context.Background(), r.lease/3)
+	defer cancel()
 	r.mu.Lock()
+	r.endRound = cancel
+	defer func() {
+		r.mu.Lock()
+		r.endRound = nil
+		r.mu.Unlock()
+	}()
 	var due []*holder
 	for _, h := range r.held {
 		if now.Sub(time.Unix(0, h.leased.Load())) >= r.lease/6 {
@@ -120,17 +137,17 @@ func (r *renewer) renew() {
 	if len(due) == 0 {
 		return // nothing needs a write
 	}
-	// The statement is everyone's: no one segment's context bounds it.
-	ctx, cancel := context.WithTimeout(context.Background(), r.lease/3)
-	defer cancel()
 	leases := make([]Lease, len(due))
 	for i, h := range due {
 		leases[i] = h.Lease
 	}
 	renewed, err := r.store.RunRenewLeases(ctx, leases, now.Add(r.lease))
 	if err != nil {
-		// As a failed heartbeat: try again at the next tick.
-		r.logger.Warn("agent: renewing leases failed", "leases", len(leases), "error", err)
+		// As a failed heartbeat: try again at the next tick. (Ended by
+		// the last segment leaving: nothing to say.)
+		if !errors.Is(ctx.Err(), context.Canceled) {
+			r.logger.Warn("agent: renewing leases failed", "leases", len(leases), "error", err)
+		}
 		return
 	}
 	ok := make(map[string]bool, len(renewed))
