@@ -32,10 +32,14 @@ type segment struct {
 	tr     *transcript
 	// task is the task of the call in flight, once it became one.
 	task *inTask
+	// asked holds the seqs of the model steps this segment recorded: their
+	// calls were never made by an earlier segment.
+	asked map[int]bool
 	// leased is when the lease was last set (Unix nanoseconds): by the
-	// claim or resume, a renewal, or a fence. A step boundary renews it
-	// only once a third of it has passed, as the heartbeat does during a
-	// long call: a renewal at every step was a write per step that bought
+	// claim or resume, a renewal, or a fence. The runtime's renewer
+	// renews it (renewer.go), for every segment at once; a step boundary
+	// renews it itself only if half of it has passed (the renewer is
+	// late): a renewal at every step was a write per step that bought
 	// nothing (every step's append is guarded by the lease anyway).
 	leased atomic.Int64
 }
@@ -54,23 +58,30 @@ func (rt *Runtime) execute(ctx context.Context, run *Run, owner string) {
 	defer cancel()
 	ctx, loseLease := context.WithCancelCause(ctx)
 	defer loseLease(nil)
-	beat := s.heartbeat(ctx, loseLease)
-	defer beat()
+	// The runtime's renewer keeps the lease while a long model or tool
+	// call runs, one statement for every segment, and ends this one if a
+	// renewal loses: the run was cancelled (the watcher says so too) or
+	// is no longer ours.
+	release := rt.leases.hold(s, loseLease)
+	defer release()
 	// The whole segment is watched, so a cancel also stops a model call.
 	ctx, stop := rt.watcher.Watch(WithRunID(ctx, run.ID), run.ID)
 	defer stop()
 
 	err := s.loop(ctx)
 	var stopped *errStop
+	// A run cancelled (a read of the row said so) or lost (a renewal
+	// found the lease gone; an owner never gets it back) is not settled:
+	// the guarded settle could only lose, a write for nothing.
 	switch {
-	case err == nil:
-		s.settle(StatusCompleted, ReasonCompleted, "")
 	case errors.As(err, &stopped):
 		rt.logger.Info("agent: segment ended", "run", run.ID, "why", stopped.why)
 	case errors.Is(context.Cause(ctx), ErrRunCancelled):
 		rt.logger.Info("agent: segment ended", "run", run.ID, "why", "run cancelled")
 	case errors.Is(context.Cause(ctx), ErrLeaseLost):
 		rt.logger.Info("agent: segment ended", "run", run.ID, "why", "lease lost")
+	case err == nil:
+		s.settle(StatusCompleted, ReasonCompleted, "")
 	case errors.Is(context.Cause(ctx), errRunDeadline):
 		s.settle(StatusFailed, ReasonDeadline, "the run took longer than its limit")
 	case errors.Is(err, errMaxRounds):
@@ -80,44 +91,6 @@ func (rt *Runtime) execute(ctx context.Context, run *Run, owner string) {
 	default:
 		rt.logger.Warn("agent: run failed", "run", run.ID, "error", err)
 		s.settle(StatusFailed, ReasonFailed, "the run failed")
-	}
-}
-
-// heartbeat renews the lease while a long model or tool call runs, so that
-// only a segment that is gone lets its lease lapse. If a renewal loses,
-// the segment's context is cancelled: the run was cancelled (the watcher
-// says so too) or is no longer ours.
-func (s *segment) heartbeat(ctx context.Context, loseLease context.CancelCauseFunc) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(s.rt.cfg.LeaseDuration / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				ok, err := s.renew(ctx)
-				if err != nil {
-					s.rt.logger.Warn("agent: renewing a lease failed", "run", s.run.ID, "error", err)
-					continue
-				}
-				if !ok {
-					if s.probeCancelled(ctx) {
-						loseLease(ErrRunCancelled)
-					} else {
-						loseLease(ErrLeaseLost)
-					}
-					return
-				}
-			}
-		}
-	}()
-	return func() {
-		cancel()
-		<-done
 	}
 }
 
@@ -233,6 +206,10 @@ func (s *segment) modelTurn(ctx context.Context) error {
 	s.tr.messages = append(s.tr.messages, model.Message{Role: model.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls})
 	s.tr.round = round
 	s.tr.turn(step.Seq, resp.ToolCalls)
+	if s.asked == nil {
+		s.asked = map[int]bool{}
+	}
+	s.asked[step.Seq] = true
 	return nil
 }
 
@@ -320,15 +297,32 @@ func (s *segment) recordCall(ctx context.Context, call model.ToolCall, outcome O
 // only once its step is recorded on a run that is not cancelled. Every
 // write is guarded by the lease, the step too: a segment that lost the run
 // writes nothing, not even the step it made.
+//
+// A model step's boundary reads no row: what follows it asks the row
+// anyway, before anything can happen — a tool call's fresh read
+// ([Watcher.Watch]) before anything is sent, a suspension or a settlement
+// guarded on the run not being cancelled — so the probe there was a read
+// per model turn that told nothing new. A tool step's boundary probes:
+// after a read-only call, the next thing is a model call, which nothing
+// else would stop.
 func (s *segment) boundary(ctx context.Context, step *Step, clearFence bool) error {
 	store := s.rt.cfg.Store
 	// Bookkeeping outlives a cancelled or timed-out context.
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if s.probeCancelled(bctx) {
-		err := store.StepAppend(bctx, s.owner, step)
+	// A context cancelled with ErrRunCancelled is a read of the row
+	// already (the watcher's, or the renewer's), or this process's
+	// guarded cancel that won. A tool step still reads the row first all
+	// the same: measured on PostgreSQL (1,000 in flight, waves of 100),
+	// skipping that read sent the cancelled segments' appends to the pool
+	// while the wave's later cancels were still being written, and the
+	// cancels' p99 rose from about 40 to 50–60 ms.
+	if (step.Kind != StepModel && s.probeCancelled(bctx)) || s.cancelled(ctx) {
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lastStepBudget)
+		defer cancel()
+		err := store.StepAppend(lctx, s.owner, step)
 		if err == nil {
-			s.settleTask(bctx)
+			s.settleTask(lctx)
 		}
 		switch {
 		case errors.Is(err, ErrLeaseLost):
@@ -355,8 +349,8 @@ func (s *segment) boundary(ctx context.Context, step *Step, clearFence bool) err
 		if ok, err = store.RunSetPendingEffect(bctx, s.run.ID, s.owner, "", now.Add(s.rt.cfg.LeaseDuration)); ok {
 			s.leased.Store(now.UnixNano())
 		}
-	case s.rt.cfg.Now().Sub(time.Unix(0, s.leased.Load())) < s.rt.cfg.LeaseDuration/3:
-		ok = true // the lease is fresh: see segment.leased
+	case s.rt.cfg.Now().Sub(time.Unix(0, s.leased.Load())) < s.rt.cfg.LeaseDuration/2:
+		ok = true // the renewer keeps it: see segment.leased
 	default:
 		ok, err = s.renew(bctx)
 	}
@@ -368,6 +362,17 @@ func (s *segment) boundary(ctx context.Context, step *Step, clearFence bool) err
 	}
 	return nil
 }
+
+// lastStepBudget bounds the recording of a cancelled run's last step, the
+// record of what became of the call it had in flight; other bookkeeping
+// gets 10 s. In a storm of thousands of cancels every segment records its
+// last step at once, and on SQLite they queue for the one writer, which
+// River's job completer holds for seconds at a time (thousands of job
+// completions in one transaction): at 10,000 runs, 10 s lost half of them.
+// The appends of the queue share transactions (sqlstore's group commit),
+// so once the writer is free they drain fast; a minute still bounds a
+// segment whose store is gone.
+const lastStepBudget = time.Minute
 
 // lost explains a guarded write that did not win: the run was cancelled,
 // or the lease is gone.

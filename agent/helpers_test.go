@@ -230,11 +230,35 @@ type countingStore struct {
 	statusReads atomic.Int64
 	failStatus  atomic.Bool
 	emptyClaims atomic.Int64 // claims that found nothing queued
-	renewals    atomic.Int64 // RunRenewLease calls
+	renewals    atomic.Int64 // RunRenewLease calls, and leases RunRenewLeases was given
+	single      atomic.Int64 // RunRenewLease calls only
+	// renewBatches holds the runs each RunRenewLeases call named.
+	batchMu      sync.Mutex
+	renewBatches [][]string
+}
+
+func (c *countingStore) RunRenewLeases(ctx context.Context, leases []agent.Lease, leaseUntil time.Time) ([]string, error) {
+	c.renewals.Add(int64(len(leases)))
+	ids := make([]string, len(leases))
+	for i, l := range leases {
+		ids[i] = l.RunID
+	}
+	c.batchMu.Lock()
+	c.renewBatches = append(c.renewBatches, ids)
+	c.batchMu.Unlock()
+	return c.Store.RunRenewLeases(ctx, leases, leaseUntil)
+}
+
+// batches returns the runs each RunRenewLeases call named, so far.
+func (c *countingStore) batches() [][]string {
+	c.batchMu.Lock()
+	defer c.batchMu.Unlock()
+	return slices.Clone(c.renewBatches)
 }
 
 func (c *countingStore) RunRenewLease(ctx context.Context, id, owner string, leaseUntil time.Time) (bool, error) {
 	c.renewals.Add(1)
+	c.single.Add(1)
 	return c.Store.RunRenewLease(ctx, id, owner, leaseUntil)
 }
 

@@ -35,6 +35,18 @@ type Queue interface {
 // error only when it could not read or claim the run, so that the engine
 // tries again.
 func (rt *Runtime) Work(ctx context.Context, runID string) error {
+	// The claim first: it is guarded (only a queued run is claimed), and
+	// a run handed out is nearly always queued, so reading the row before
+	// it was a statement per run for nothing.
+	owner := rt.newOwner("worker")
+	claimed, err := rt.cfg.Store.RunClaimID(ctx, runID, owner, rt.cfg.Now().Add(rt.cfg.LeaseDuration))
+	if err != nil {
+		return fmt.Errorf("agent: claiming run %s: %w", runID, err)
+	}
+	if claimed != nil {
+		rt.execute(ctx, claimed, owner)
+		return nil
+	}
 	run, err := rt.cfg.Store.RunGet(ctx, runID)
 	if errors.Is(err, ErrNotFound) {
 		rt.logger.Warn("agent: the queue handed out a run that does not exist", "run", runID)
@@ -43,18 +55,7 @@ func (rt *Runtime) Work(ctx context.Context, runID string) error {
 	if err != nil {
 		return fmt.Errorf("agent: reading run %s: %w", runID, err)
 	}
-	now := rt.cfg.Now()
-	switch {
-	case run.Status == StatusQueued:
-		owner := rt.newOwner("worker")
-		claimed, err := rt.cfg.Store.RunClaimID(ctx, runID, owner, now.Add(rt.cfg.LeaseDuration))
-		if err != nil {
-			return fmt.Errorf("agent: claiming run %s: %w", runID, err)
-		}
-		if claimed != nil {
-			rt.execute(ctx, claimed, owner)
-		}
-	case run.Status == StatusRunning && !run.LeaseExpires.IsZero() && run.LeaseExpires.Before(now):
+	if now := rt.cfg.Now(); run.Status == StatusRunning && !run.LeaseExpires.IsZero() && run.LeaseExpires.Before(now) {
 		rt.reap(ctx, run, now)
 	}
 	return nil

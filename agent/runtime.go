@@ -53,9 +53,10 @@ type Config struct {
 	// "host:pid".
 	WorkerID string
 	// LeaseDuration is how long a segment's claim on a run holds without
-	// renewal. It is renewed every third of it: at the first step boundary
-	// after that (and at every write fence), and during a long call by a
-	// heartbeat; a run whose worker died is reaped once it lapses. Zero
+	// renewal. Every third of it, one statement renews the leases of all
+	// the runtime's segments that were last set more than a sixth of it
+	// ago (a write fence sets it too, and a step boundary if half of it
+	// has passed); a run whose worker died is reaped once it lapses. Zero
 	// means DefaultLeaseDuration.
 	LeaseDuration time.Duration
 	// MaxRounds bounds the model turns of a run. Zero means DefaultMaxRounds.
@@ -115,6 +116,7 @@ type Runtime struct {
 	cfg        Config
 	watcher    *Watcher
 	ownWatcher bool
+	leases     *renewer // renews every segment's lease (renewer.go)
 	logger     *slog.Logger
 	segment    atomic.Int64 // numbers lease owners
 	wake       chan struct{}
@@ -161,6 +163,7 @@ func New(cfg Config) (*Runtime, error) {
 		rt.watcher = NewWatcher(cfg.Store, cfg.WatchInterval, rt.logger)
 		rt.ownWatcher = true
 	}
+	rt.leases = newRenewer(cfg.Store, cfg.LeaseDuration, cfg.Now, rt.logger)
 	rt.tasks, _ = cfg.Store.(TaskStore)
 	rt.taskTools, _ = cfg.Tools.(TaskTools)
 	rt.baseCtx, rt.stop = context.WithCancel(context.Background())
@@ -297,6 +300,7 @@ func (rt *Runtime) Run(ctx context.Context) error {
 		rt.stop() // resumed segments too
 		wg.Wait()
 		rt.wg.Wait()
+		rt.leases.wait() // no segment is left: its goroutine exits
 	}()
 	if rt.cfg.Queue != nil {
 		return rt.workQueue(ctx)

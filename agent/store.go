@@ -39,6 +39,14 @@ type Store interface {
 	// RunRenewLease extends the lease of a running run owner holds (or one
 	// waiting for input: its segment holds the call that asked).
 	RunRenewLease(ctx context.Context, id, owner string, leaseUntil time.Time) (bool, error)
+	// RunRenewLeases is RunRenewLease for many leases at once, in one
+	// statement (or a few, for very many): it extends to leaseUntil the
+	// lease of every run of leases that is running or waiting for input
+	// and still held by the owner its Lease names, and returns the ids of
+	// the runs it renewed. A run absent from them is no longer held by
+	// that owner (it was cancelled, finished, suspended or taken over, or
+	// it does not exist). A Lease with an empty owner holds nothing.
+	RunRenewLeases(ctx context.Context, leases []Lease, leaseUntil time.Time) ([]string, error)
 	// RunSetPendingEffect stamps (or, with "", clears) the write fence of a
 	// running run owner holds, and renews its lease, in one statement.
 	RunSetPendingEffect(ctx context.Context, id, owner string, effect Effect, leaseUntil time.Time) (bool, error)
@@ -94,6 +102,12 @@ type Store interface {
 	ApprovalRecord(ctx context.Context, a *Approval, owner string) (bool, error)
 	// ApprovalList returns a run's decisions, by step and call.
 	ApprovalList(ctx context.Context, runID string) ([]*Approval, error)
+}
+
+// Lease names the claim of one segment on a run: the run, and the owner
+// its lease names.
+type Lease struct {
+	RunID, Owner string
 }
 
 // RunFilter selects runs for RunList. The zero value selects the newest

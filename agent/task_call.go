@@ -33,9 +33,14 @@ func (s *segment) callTool(ctx context.Context, tool Tool, call CallRef, args []
 	if ts == nil {
 		return tool.Call(ctx, args)
 	}
-	open, err := ts.TaskGet(ctx, call)
-	if err != nil {
-		return nil, fmt.Errorf("agent: reading the task of the call: %w", err)
+	var open *Task
+	if !s.asked[call.Step] {
+		// A call this segment's own model step asked for was never made
+		// before: no task of it can exist, and there is nothing to read.
+		var err error
+		if open, err = ts.TaskGet(ctx, call); err != nil {
+			return nil, fmt.Errorf("agent: reading the task of the call: %w", err)
+		}
 	}
 	status := newStatusWriter(ctx, s.rt, call)
 	defer status.close()

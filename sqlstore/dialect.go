@@ -56,6 +56,10 @@ type dialect interface {
 	// column against the list ids, whatever its length: a single
 	// parameter, so there is no bound-parameter limit to chunk around.
 	idIn(ids []string) (cond string, arg any)
+	// pairIn returns the condition and its arguments that match a pair of
+	// columns, (a, b) IN …, against the pairs (as[i], bs[i]), whatever
+	// their number: as idIn, no bound-parameter limit applies.
+	pairIn(as, bs []string) (cond string, args []any)
 	// claimLock is the locking clause of the claim's candidate query.
 	claimLock() string
 	// hostsArg encodes a secret's hosts for the hosts column, and

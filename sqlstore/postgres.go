@@ -137,6 +137,11 @@ func (d *postgres) cancelJob(ctx context.Context, jobID int64) error {
 // idIn sends the ids as one text[] parameter.
 func (d *postgres) idIn(ids []string) (string, any) { return `= ANY(?)`, ids }
 
+// pairIn sends the pairs as two text[] parameters, zipped by unnest.
+func (d *postgres) pairIn(as, bs []string) (string, []any) {
+	return `IN (SELECT * FROM unnest(?::text[], ?::text[]))`, []any{as, bs}
+}
+
 // claimLock: the candidate is selected FOR NO KEY UPDATE SKIP LOCKED, so
 // concurrent claimers never wait for each other and never take the same
 // run. (NO KEY: the lock the UPDATE takes anyway, which a step append's

@@ -145,7 +145,8 @@ func (d *sqlite) inTx(ctx context.Context, fn func(tx) error) error {
 		return err
 	}
 	d.n.transaction()
-	if err := fn(&sqliteTx{sqliteQuerier{t, d.n, nil}, t, d.jobs}); err != nil {
+	r := preparedTx{t, d.db, d.r.(routed).stmts}
+	if err := fn(&sqliteTx{sqliteQuerier{r, d.n, nil}, t, d.jobs}); err != nil {
 		return errors.Join(err, ignoreDone(t.Rollback()))
 	}
 	return t.Commit()
@@ -188,6 +189,16 @@ func (d *sqlite) cancelJob(ctx context.Context, jobID int64) error { return d.jo
 func (d *sqlite) idIn(ids []string) (string, any) {
 	list, _ := json.Marshal(ids) // a []string always marshals
 	return `IN (SELECT value FROM json_each(?))`, string(list)
+}
+
+// pairIn sends the pairs as one JSON array of two-element arrays.
+func (d *sqlite) pairIn(as, bs []string) (string, []any) {
+	pairs := make([][2]string, len(as))
+	for i := range as {
+		pairs[i] = [2]string{as[i], bs[i]}
+	}
+	list, _ := json.Marshal(pairs) // strings always marshal
+	return `IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))`, []any{string(list)}
 }
 
 // claimLock is empty: the claim's UPDATE holds the write lock.
@@ -256,6 +267,39 @@ func (d *sqlite) writeAudit(ctx context.Context, t tx, row audit.Row, head audit
 		}
 	}
 	return nil
+}
+
+// preparedTx runs a transaction's statements with the writer's prepared
+// statements where there are some (stmt_cache.go), so that a batch of
+// step appends in one transaction (step_batch.go) parses its statement
+// once, not once per append. A statement not prepared yet runs as it is:
+// preparing it on the writer would wait for the connection the
+// transaction holds.
+type preparedTx struct {
+	tx    *sql.Tx
+	db    *sql.DB // the writer
+	stmts *stmtCache
+}
+
+func (p preparedTx) ExecContext(ctx context.Context, stmt string, args ...any) (sql.Result, error) {
+	if ps := p.stmts.lookup(p.db, stmt); ps != nil {
+		return p.tx.StmtContext(ctx, ps).ExecContext(ctx, args...)
+	}
+	return p.tx.ExecContext(ctx, stmt, args...)
+}
+
+func (p preparedTx) QueryContext(ctx context.Context, stmt string, args ...any) (*sql.Rows, error) {
+	if ps := p.stmts.lookup(p.db, stmt); ps != nil {
+		return p.tx.StmtContext(ctx, ps).QueryContext(ctx, args...)
+	}
+	return p.tx.QueryContext(ctx, stmt, args...)
+}
+
+func (p preparedTx) QueryRowContext(ctx context.Context, stmt string, args ...any) *sql.Row {
+	if ps := p.stmts.lookup(p.db, stmt); ps != nil {
+		return p.tx.StmtContext(ctx, ps).QueryRowContext(ctx, args...)
+	}
+	return p.tx.QueryRowContext(ctx, stmt, args...)
 }
 
 // sqliteTx is a transaction of the SQLite dialect.

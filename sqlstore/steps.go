@@ -23,7 +23,9 @@ const heldForSteps = `lease_owner = %s AND status IN ('running', 'waiting_for_in
 // that lost the run appends nothing, and concurrent appends to a run get
 // distinct, consecutive numbers; the dialect's stepInsert says how each
 // backend keeps the lease from moving meanwhile. It sets step.Seq, and
-// step.At to now if it is zero. Text is stored whole.
+// step.At to now if it is zero. Text is stored whole. On SQLite,
+// concurrent appends share a transaction, each with its own guard and
+// result (step_batch.go).
 func (s *Store) StepAppend(ctx context.Context, owner string, step *agent.Step) error {
 	what := "appending a step to run " + step.RunID
 	if owner == "" {
@@ -32,10 +34,16 @@ func (s *Store) StepAppend(ctx context.Context, owner string, step *agent.Step) 
 	if step.At.IsZero() {
 		step.At = time.Now().UTC()
 	}
+	args := []any{nanos(step.At), string(step.Kind), step.Round, step.Tool, nullBytes(step.Args), string(step.Outcome),
+		s.d.textArg(step.Text), int64(step.Duration), step.RunID, owner}
 	var seq int
-	err := s.d.queryRow(ctx, s.d.stepInsert(),
-		nanos(step.At), string(step.Kind), step.Round, step.Tool, nullBytes(step.Args), string(step.Outcome),
-		s.d.textArg(step.Text), int64(step.Duration), step.RunID, owner).Scan(&seq)
+	var err error
+	if s.steps != nil {
+		// SQLite: concurrent appends share a transaction (step_batch.go).
+		seq, err = s.appendBatched(ctx, args)
+	} else {
+		err = s.d.queryRow(ctx, s.d.stepInsert(), args...).Scan(&seq)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return s.whyNoStep(ctx, what, step.RunID)
 	}

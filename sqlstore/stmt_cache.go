@@ -57,6 +57,14 @@ func (c *stmtCache) get(ctx context.Context, db *sql.DB, stmt string, nargs int)
 	return ps
 }
 
+// lookup returns stmt if it is prepared on db already, else nil; it never
+// prepares (in a transaction, db's one connection is the transaction's).
+func (c *stmtCache) lookup(db *sql.DB, stmt string) *sql.Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stmts[db][stmt]
+}
+
 // close closes every prepared statement.
 func (c *stmtCache) close() {
 	c.mu.Lock()

@@ -16,6 +16,7 @@ import (
 type Store struct {
 	d        dialect
 	finishes *finishBatcher
+	steps    *stepBatcher // SQLite only: nil on PostgreSQL
 }
 
 func newStore(d dialect) *Store { return &Store{d: d, finishes: newFinishBatcher()} }
@@ -39,7 +40,9 @@ func Open(ctx context.Context, dsn string, opts ...OpenOption) (*Store, error) {
 	if err := d.migrate(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("sqlstore: migrating %s: %w", dsn, err), d.close())
 	}
-	return newStore(d), nil
+	s := newStore(d)
+	s.steps = newStepBatcher() // one writer: appends group-commit
+	return s, nil
 }
 
 // IsPostgres reports whether dsn names a PostgreSQL database (a

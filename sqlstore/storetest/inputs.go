@@ -190,6 +190,9 @@ func testInputStale(t *testing.T, s InputStore) {
 	mustAwait(t, s, question("q1", "r1"), "w1")
 	ok, err := s.RunRenewLease(ctx, "r1", "w1", at(2*time.Hour))
 	mustWin(t, "renewing the lease of a run waiting for input", ok, err)
+	if renewed, err := s.RunRenewLeases(ctx, []agent.Lease{{RunID: "r1", Owner: "w1"}}, at(2*time.Hour)); err != nil || len(renewed) != 1 {
+		t.Fatalf("RunRenewLeases of a run waiting for input = %v, %v; want it renewed", renewed, err)
+	}
 	if err := s.StepAppend(ctx, "w1", &agent.Step{RunID: "r1", Kind: agent.StepLog, Text: "the server logs while it waits"}); err != nil {
 		t.Fatalf("the holder's step while its run waits for input: %v", err)
 	}

@@ -56,6 +56,8 @@ func ExerciseRuns(t *testing.T, newStore func(t *testing.T) agent.Store) {
 		{"ConcurrentClaimIDOfOneRunGivesItToExactlyOne", testConcurrentClaimID},
 		{"TheFenceIsStampedAndClearedOnlyByTheLeaseOwner", testFenceOwner},
 		{"TheLeaseIsRenewedOnlyByItsOwner", testRenewLease},
+		{"ManyLeasesAreRenewedAtOnceEachOnlyByItsOwner", testRenewLeases},
+		{"AnyNumberOfLeasesIsRenewedAtOnce", testRenewManyLeases},
 		{"AnEmptyOwnerHoldsNothing", testEmptyOwner},
 		{"CancelKeepsPendingEffect", testCancelKeepsFence},
 		{"FinishByTheOwnerKeepsPendingEffect", testFinishKeepsFence},
