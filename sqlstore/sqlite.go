@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/riverqueue/river/riverdriver/riversqlite"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/audit"
@@ -42,7 +41,8 @@ var migrations embed.FS
 // outside a transaction) go to a pool of their own (read): in WAL mode
 // they never wait for the writer, and they see every write that has
 // returned. Another process on the file still meets this one at the busy
-// handler, once per transaction.
+// handler, once per transaction. Every connection keeps the statements it
+// runs prepared (sqlite_conn.go).
 type sqlite struct {
 	sqliteQuerier
 	db   *sql.DB // the writer: one connection
@@ -65,7 +65,7 @@ func openSQLite(path string, cfg openConfig) (*sqlite, error) {
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(ON)")
 	q.Set("_txlock", "immediate") // take the write lock at BEGIN: no upgrade deadlocks
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	db, err := openPreparing("file:" + path + "?" + q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: opening %s: %w", path, err)
 	}
@@ -74,7 +74,7 @@ func openSQLite(path string, cfg openConfig) (*sqlite, error) {
 	db.SetConnMaxIdleTime(0)
 	q.Del("_txlock")
 	q.Add("_pragma", "query_only(1)")
-	read, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	read, err := openPreparing("file:" + path + "?" + q.Encode())
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("sqlstore: opening %s: %w", path, err), db.Close())
 	}
@@ -84,14 +84,13 @@ func openSQLite(path string, cfg openConfig) (*sqlite, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("sqlstore: %s: %w", path, err), db.Close(), read.Close())
 	}
-	return &sqlite{sqliteQuerier: sqliteQuerier{routed{write: db, read: read, stmts: newStmtCache()}, cfg.counter, &writeGate{}}, db: db, read: read, jobs: j}, nil
+	return &sqlite{sqliteQuerier: sqliteQuerier{routed{write: db, read: read}, cfg.counter, &writeGate{}}, db: db, read: read, jobs: j}, nil
 }
 
 // routed sends a statement that starts with SELECT to the readers and
 // every other to the writer.
 type routed struct {
 	write, read *sql.DB
-	stmts       *stmtCache
 }
 
 func (r routed) pick(stmt string) *sql.DB {
@@ -108,30 +107,18 @@ func isSelect(stmt string) bool {
 }
 
 func (r routed) ExecContext(ctx context.Context, stmt string, args ...any) (sql.Result, error) {
-	if ps := r.stmts.get(ctx, r.write, stmt, len(args)); ps != nil {
-		return ps.ExecContext(ctx, args...)
-	}
 	return r.write.ExecContext(ctx, stmt, args...)
 }
 
 func (r routed) QueryContext(ctx context.Context, stmt string, args ...any) (*sql.Rows, error) {
-	db := r.pick(stmt)
-	if ps := r.stmts.get(ctx, db, stmt, len(args)); ps != nil {
-		return ps.QueryContext(ctx, args...)
-	}
-	return db.QueryContext(ctx, stmt, args...)
+	return r.pick(stmt).QueryContext(ctx, stmt, args...)
 }
 
 func (r routed) QueryRowContext(ctx context.Context, stmt string, args ...any) *sql.Row {
-	db := r.pick(stmt)
-	if ps := r.stmts.get(ctx, db, stmt, len(args)); ps != nil {
-		return ps.QueryRowContext(ctx, args...)
-	}
-	return db.QueryRowContext(ctx, stmt, args...)
+	return r.pick(stmt).QueryRowContext(ctx, stmt, args...)
 }
 
 func (d *sqlite) close() error {
-	d.r.(routed).stmts.close()
 	return errors.Join(d.read.Close(), d.db.Close())
 }
 
@@ -145,8 +132,7 @@ func (d *sqlite) inTx(ctx context.Context, fn func(tx) error) error {
 		return err
 	}
 	d.n.transaction()
-	r := preparedTx{t, d.db, d.r.(routed).stmts}
-	if err := fn(&sqliteTx{sqliteQuerier{r, d.n, nil}, t, d.jobs}); err != nil {
+	if err := fn(&sqliteTx{sqliteQuerier{t, d.n, nil}, t, d.jobs}); err != nil {
 		return errors.Join(err, ignoreDone(t.Rollback()))
 	}
 	return t.Commit()
@@ -267,39 +253,6 @@ func (d *sqlite) writeAudit(ctx context.Context, t tx, row audit.Row, head audit
 		}
 	}
 	return nil
-}
-
-// preparedTx runs a transaction's statements with the writer's prepared
-// statements where there are some (stmt_cache.go), so that a batch of
-// step appends in one transaction (step_batch.go) parses its statement
-// once, not once per append. A statement not prepared yet runs as it is:
-// preparing it on the writer would wait for the connection the
-// transaction holds.
-type preparedTx struct {
-	tx    *sql.Tx
-	db    *sql.DB // the writer
-	stmts *stmtCache
-}
-
-func (p preparedTx) ExecContext(ctx context.Context, stmt string, args ...any) (sql.Result, error) {
-	if ps := p.stmts.lookup(p.db, stmt); ps != nil {
-		return p.tx.StmtContext(ctx, ps).ExecContext(ctx, args...)
-	}
-	return p.tx.ExecContext(ctx, stmt, args...)
-}
-
-func (p preparedTx) QueryContext(ctx context.Context, stmt string, args ...any) (*sql.Rows, error) {
-	if ps := p.stmts.lookup(p.db, stmt); ps != nil {
-		return p.tx.StmtContext(ctx, ps).QueryContext(ctx, args...)
-	}
-	return p.tx.QueryContext(ctx, stmt, args...)
-}
-
-func (p preparedTx) QueryRowContext(ctx context.Context, stmt string, args ...any) *sql.Row {
-	if ps := p.stmts.lookup(p.db, stmt); ps != nil {
-		return p.tx.StmtContext(ctx, ps).QueryRowContext(ctx, args...)
-	}
-	return p.tx.QueryRowContext(ctx, stmt, args...)
 }
 
 // sqliteTx is a transaction of the SQLite dialect.
