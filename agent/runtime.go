@@ -92,9 +92,13 @@ type Config struct {
 	Audit Auditor
 	// OnCancel, if set, is told of every run this runtime cancels, after
 	// the store recorded it and this process's watcher was told: a hook to
-	// tell other processes (PostgreSQL NOTIFY, the run's job). Its ctx
-	// carries the canceller's values but not its cancellation.
-	OnCancel func(ctx context.Context, runID string)
+	// tell other processes (PostgreSQL NOTIFY, the run's job). announced
+	// is true if the store's cancel statement told them already (a
+	// [RunCanceller] asked to announce: PostgreSQL's NOTIFY in the
+	// cancel's own transaction); it is asked to for a run with no call in
+	// flight in this process. Its ctx carries the canceller's values but
+	// not its cancellation.
+	OnCancel func(ctx context.Context, runID string, announced bool)
 	// Inputs, if set, keeps the questions servers ask operators during
 	// runs (see [Ask]); the console and "andon answer" reply to them. Nil:
 	// no tool call can ask an operator, and Reply refuses.
@@ -240,8 +244,25 @@ func (rt *Runtime) Cancel(ctx context.Context, actor Actor, runID string) error 
 // client; one that no live worker holds (its worker died), this process
 // cancels with tasks/cancel and the persisted id, and reports what the
 // server said.
+//
+// With a Store that is a [RunCanceller], a run without tasks is cancelled
+// in one statement that also authorises it (and, on PostgreSQL, announces
+// it): nothing is read before the row says cancelled, and nothing after.
+// Only a cancel that this statement does not win reads the run, to say
+// why (ErrNotFound, ErrForbidden, ErrFinished) or, for a run with tasks,
+// to cancel them as below.
 func (rt *Runtime) CancelRun(ctx context.Context, actor Actor, runID string) (*CancelReport, error) {
 	start := rt.cfg.Now()
+	if c, ok := rt.cfg.Store.(RunCanceller); ok {
+		won, announced, err := c.RunCancel(ctx, runID, actor, rt.announces(runID))
+		if err != nil {
+			return nil, fmt.Errorf("agent: cancelling run %s: %w", runID, err)
+		}
+		if won {
+			rt.cancelled(ctx, actor, runID, announced)
+			return &CancelReport{}, nil // no task: the guard said so
+		}
+	}
 	run, err := rt.cfg.Store.RunGet(ctx, runID)
 	if err != nil {
 		return nil, err
@@ -256,16 +277,30 @@ func (rt *Runtime) CancelRun(ctx context.Context, actor Actor, runID string) (*C
 	if !won {
 		return nil, fmt.Errorf("%w: run %s", ErrFinished, runID)
 	}
+	rt.cancelled(ctx, actor, runID, false)
+	return rt.cancelTasksOf(ctx, run, actor, start), nil
+}
+
+// announces reports whether a cancel of runID is to be announced to other
+// processes: there is a hook to tell them (OnCancel), and no call of the
+// run is in flight here — then no other process has one either, and the
+// run's job ends with its segment.
+func (rt *Runtime) announces(runID string) bool {
+	return rt.cfg.OnCancel != nil && !rt.watcher.Watches(runID)
+}
+
+// cancelled does what follows a cancel that won: this process's calls of
+// the run are cancelled, and OnCancel is told.
+func (rt *Runtime) cancelled(ctx context.Context, actor Actor, runID string, announced bool) {
 	rt.logger.Info("agent: run cancelled", "run", runID, "by", actor.ID)
-	// No read needed: the guarded update above just made the row say
+	// No read needed: the guarded update just made the row say
 	// cancelled, for good (cancelled is terminal).
 	rt.watcher.cancel(runID)
 	if rt.cfg.OnCancel != nil {
 		// Not the caller's cancellation: a client that stops waiting for
 		// its answer does not stop the others from being told.
-		rt.cfg.OnCancel(context.WithoutCancel(ctx), runID)
+		rt.cfg.OnCancel(context.WithoutCancel(ctx), runID, announced)
 	}
-	return rt.cancelTasksOf(ctx, run, actor, start), nil
 }
 
 func (rt *Runtime) newOwner(kind string) string {

@@ -159,3 +159,41 @@ func TestWakeClaimsAtOnce(t *testing.T) {
 	own := b.submit("alice", turn{Final: "done"})
 	b.waitStatus(own.ID, agent.StatusCompleted)
 }
+
+// A cancel that the one-statement cancel does not win says why, in the
+// words it always used: the run is read only then.
+func TestCancelRefusalsSayWhy(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	run := b.submit("alice", turn{Final: "x"})
+	ctx := context.Background()
+	for _, tc := range []struct {
+		by   agent.Actor
+		id   string
+		is   error
+		want string
+	}{
+		{agent.Actor{ID: "mallory"}, run.ID, agent.ErrForbidden, "agent: forbidden: mallory may not cancel run " + run.ID},
+		{agent.Actor{}, run.ID, agent.ErrForbidden, "agent: forbidden:  may not cancel run " + run.ID},
+		{agent.Actor{ID: "nobody"}, "run_missing", agent.ErrNotFound, "sqlstore: reading run run_missing: agent: run not found"},
+	} {
+		if err := b.rt.Cancel(ctx, tc.by, tc.id); !errors.Is(err, tc.is) || err.Error() != tc.want {
+			t.Errorf("Cancel of %s by %q = %v; want %q", tc.id, tc.by.ID, err, tc.want)
+		}
+	}
+	if got, err := b.store.RunGet(ctx, run.ID); err != nil || got.Status != agent.StatusQueued {
+		t.Fatalf("after refused cancels the run is %+v, %v; want queued", got, err)
+	}
+	if err := b.rt.Cancel(ctx, agent.Actor{ID: "alice"}, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, by := range []agent.Actor{{ID: "alice"}, {ID: "root", Admin: true}} {
+		if err := b.rt.Cancel(ctx, by, run.ID); !errors.Is(err, agent.ErrFinished) || err.Error() != "agent: run already finished: run "+run.ID {
+			t.Errorf("a second Cancel by %s = %v; want ErrFinished", by.ID, err)
+		}
+	}
+	// A stranger is refused as a stranger, finished run or not.
+	if err := b.rt.Cancel(ctx, agent.Actor{ID: "mallory"}, run.ID); !errors.Is(err, agent.ErrForbidden) {
+		t.Errorf("Cancel of a finished run by a stranger = %v; want ErrForbidden", err)
+	}
+}

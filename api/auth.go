@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/andonhq/andon/agent"
@@ -87,6 +88,11 @@ func (s *server) route(mux *http.ServeMux, pattern string, min token.Role, h htt
 				"this needs the role "+string(min)+" or above; your token's is "+string(p.role))
 			return
 		}
+		// The token's use is recorded alongside the request, not before
+		// it: a cancel must not wait for a write that is bookkeeping.
+		var touched sync.WaitGroup
+		touched.Go(func() { s.touch(context.WithoutCancel(r.Context()), p) })
+		defer touched.Wait()
 		h(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
 	})
 }
@@ -123,13 +129,22 @@ func (s *server) authenticate(r *http.Request) (p *principal, reason string, err
 	if !t.RevokedAt.IsZero() {
 		return p, "revoked token", nil
 	}
-	if now := s.cfg.Now(); now.Sub(t.LastUsedAt) >= touchEvery {
-		if err := s.cfg.Tokens.TokenTouch(r.Context(), t.ID, now); err != nil {
-			// Bookkeeping: the request goes on.
-			s.cfg.Logger.Warn("api: recording a token's use failed", "token", t.ID, "error", err)
+	return p, "", nil
+}
+
+// touch records that p's token was used, if its record is stale by
+// touchEvery. It is bookkeeping: a failure is logged and the request goes
+// on; and a request's own work — an operator's cancel — does not wait for
+// it (route touches while the handler runs).
+func (s *server) touch(ctx context.Context, p *principal) {
+	if p == nil || p.token == nil {
+		return
+	}
+	if now := s.cfg.Now(); now.Sub(p.token.LastUsedAt) >= touchEvery {
+		if err := s.cfg.Tokens.TokenTouch(ctx, p.token.ID, now); err != nil {
+			s.cfg.Logger.Warn("api: recording a token's use failed", "token", p.token.ID, "error", err)
 		}
 	}
-	return p, "", nil
 }
 
 // denial is the message a client gets for a fixed reason.

@@ -136,6 +136,9 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request) {
 // runs for it anyway).
 func (s *server) stillAllowed(r *http.Request, opened *principal) bool {
 	p, reason, err := s.authenticate(r)
+	if err == nil && reason == "" {
+		s.touch(r.Context(), p)
+	}
 	switch {
 	case err != nil:
 		reason = "the token store cannot be read"

@@ -18,6 +18,12 @@ import (
 // NOTIFY statement and one transaction of job cancels for a storm,
 // instead of a statement and a transaction for each.
 //
+// On PostgreSQL, an operator's cancel of a run with no call here is
+// announced by the cancel's own statement (sqlstore's RunCancel: the
+// NOTIFY commits with the row, or not at all); for it, only the job cancel
+// is left to do here. A NOTIFY is sent from here only for a cancel that
+// took the longer path (a run with MCP tasks).
+//
 // A run this process is executing needs no announcement: no other process
 // has a call of it, and its job ends when its segment does. A failed
 // announcement is logged; the others' polls still see the cancel. An
@@ -33,7 +39,14 @@ type announcer struct {
 	stop    context.CancelFunc
 
 	mu      sync.Mutex
-	pending []string
+	pending []announcement
+}
+
+// announcement is a cancelled run to announce; notified: the cancel's own
+// statement sent its NOTIFY, and only the job cancel is left.
+type announcement struct {
+	runID    string
+	notified bool
 }
 
 // maxAnnounce bounds the runs of one announcement.
@@ -48,12 +61,13 @@ func newAnnouncer(st Store, bus cancelBus, local func(string) bool, logger *slog
 }
 
 // onCancel is the runtime's OnCancel hook: it queues runID and returns.
-func (a *announcer) onCancel(_ context.Context, runID string) {
-	if a.local(runID) {
+// announced: the cancel's statement sent the NOTIFY already.
+func (a *announcer) onCancel(_ context.Context, runID string, announced bool) {
+	if a.local(runID) && !announced {
 		return
 	}
 	a.mu.Lock()
-	a.pending = append(a.pending, runID)
+	a.pending = append(a.pending, announcement{runID, announced})
 	a.mu.Unlock()
 	select {
 	case a.wake <- struct{}{}:
@@ -93,12 +107,20 @@ func (a *announcer) announceQueued() {
 	}
 }
 
-func (a *announcer) announce(runIDs []string) {
+func (a *announcer) announce(batch []announcement) {
 	ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
 	defer cancel()
-	if a.bus != nil {
-		if err := a.bus.NotifyCancelled(ctx, runIDs...); err != nil {
-			a.logger.Warn("andon: telling other processes of cancels failed; their watchers' poll will see them", "runs", len(runIDs), "error", err)
+	runIDs := make([]string, len(batch))
+	var unnotified []string
+	for i, an := range batch {
+		runIDs[i] = an.runID
+		if !an.notified {
+			unnotified = append(unnotified, an.runID)
+		}
+	}
+	if a.bus != nil && len(unnotified) > 0 {
+		if err := a.bus.NotifyCancelled(ctx, unnotified...); err != nil {
+			a.logger.Warn("andon: telling other processes of cancels failed; their watchers' poll will see them", "runs", len(unnotified), "error", err)
 		}
 	}
 	if err := a.store.CancelRunJobs(ctx, runIDs); err != nil {

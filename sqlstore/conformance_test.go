@@ -95,3 +95,10 @@ func TestInputsConformance(t *testing.T) {
 		storetest.ExerciseInputs(t, func(t *testing.T) storetest.InputStore { return fresh(t) })
 	})
 }
+
+func TestRunCancelConformance(t *testing.T) {
+	t.Parallel()
+	withFreshStores(t, func(t *testing.T, fresh func(t *testing.T) *sqlstore.Store) {
+		storetest.ExerciseRunCancel(t, func(t *testing.T) storetest.CancelStore { return fresh(t) })
+	})
+}

@@ -60,6 +60,15 @@ type dialect interface {
 	// columns, (a, b) IN …, against the pairs (as[i], bs[i]), whatever
 	// their number: as idIn, no bound-parameter limit applies.
 	pairIn(as, bs []string) (cond string, args []any)
+	// canAnnounce reports whether announcing works: whether a statement
+	// can tell the other processes on the database of the runs it
+	// cancels (PostgreSQL's NOTIFY; SQLite has no such thing).
+	canAnnounce() bool
+	// announcing wraps update, an UPDATE of runs … RETURNING id, in a
+	// statement that returns the same ids and announces each as
+	// cancelled (postgres_notify.go), delivered only if it commits. A
+	// dialect that cannot announce returns update as it is.
+	announcing(update string) string
 	// claimLock is the locking clause of the claim's candidate query.
 	claimLock() string
 	// hostsArg encodes a secret's hosts for the hosts column, and

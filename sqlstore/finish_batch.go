@@ -28,6 +28,15 @@ type finishKey struct {
 	to     agent.Status
 	reason agent.Reason
 	text   string
+	// cancel: an operator's cancel (RunCancel), whose guard also says who
+	// may cancel and that the run has no task (run_cancel.go).
+	cancel bool
+	// owner, for a cancel: the run's owner must be this actor. Empty: an
+	// admin's cancel, any run.
+	owner string
+	// notify, for a cancel: the statement announces the runs it cancels
+	// to the other processes, where the dialect can (PostgreSQL's NOTIFY).
+	notify bool
 }
 
 // finishReq is one RunFinish waiting for its statement.
@@ -130,11 +139,18 @@ func isDone(r *finishReq) bool {
 // statement; it returns the runs it finished.
 func (s *Store) finishMany(ctx context.Context, key finishKey, ids []string) (map[string]bool, error) {
 	in, list := s.d.idIn(ids)
-	rs, err := s.d.query(ctx, `UPDATE runs SET status = ?, reason = ?, error = ?, finished_at = ?,
+	stmt := `UPDATE runs SET status = ?, reason = ?, error = ?, finished_at = ?,
 			suspended = NULL, lease_expires = 0
-		WHERE id `+in+` AND status NOT IN `+terminal+`
-		RETURNING id`,
-		string(key.to), string(key.reason), key.text, time.Now().UnixNano(), list)
+		WHERE id ` + in + ` AND status NOT IN ` + terminal
+	args := []any{string(key.to), string(key.reason), key.text, time.Now().UnixNano(), list}
+	if key.cancel {
+		stmt, args = cancelGuard(stmt, args, key.owner)
+	}
+	stmt += ` RETURNING id`
+	if key.notify {
+		stmt = s.d.announcing(stmt)
+	}
+	rs, err := s.d.query(ctx, stmt, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: finishing %d runs: %w", len(ids), err)
 	}

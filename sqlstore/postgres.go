@@ -82,6 +82,16 @@ func openPostgres(ctx context.Context, dsn string, oc openConfig) (*postgres, er
 		// its turn.
 		cfg.MaxConns = max(cfg.MaxConns, DefaultPoolSize)
 	}
+	// No ping before a statement. pgxpool's default pings a connection
+	// idle for a second before handing it out: one more round trip,
+	// before the statement, on exactly the connections a rare request —
+	// an operator's cancel — gets; across machines, that doubled the
+	// cost of each of the cancel's statements. A connection that died
+	// meanwhile instead fails the statement sent on it (the caller gets
+	// the error; a cancel's caller can repeat it: the guard makes a
+	// repeat harmless), and pgx closes it, so the pool destroys it when
+	// it is released and dials a new one for the next statement.
+	cfg.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false }
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: connecting to PostgreSQL %s: %w", where(cfg), err)

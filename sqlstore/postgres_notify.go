@@ -75,6 +75,20 @@ func (d *postgres) NotifyCancelled(ctx context.Context, runIDs ...string) error 
 	return nil
 }
 
+func (d *postgres) canAnnounce() bool { return true }
+
+// announcing makes a cancel and its announcement one statement: the
+// UPDATE's RETURNING ids feed pg_notify, one notification per run, in the
+// UPDATE's own transaction. PostgreSQL delivers a NOTIFY at its
+// transaction's commit and drops it on a rollback, so a cancel is never
+// announced unless the row says cancelled, and a cancel that lost its
+// guard (it returned no id) announces nothing. LATERAL calls pg_notify
+// once for every row the UPDATE returned.
+func (d *postgres) announcing(update string) string {
+	return `WITH done AS (` + update + `)
+		SELECT done.id FROM done, LATERAL (SELECT pg_notify(` + cancelChannelSQL + `, done.id)) AS announced`
+}
+
 // ListenOption configures [Notifier.ListenCancelled].
 type ListenOption func(*listenConfig)
 

@@ -190,6 +190,11 @@ func (d *sqlite) pairIn(as, bs []string) (string, []any) {
 // claimLock is empty: the claim's UPDATE holds the write lock.
 func (d *sqlite) claimLock() string { return "" }
 
+// SQLite has no NOTIFY: the worker holding a cancelled run hears of it
+// from River (node's announcer cancels the job) or its watcher's poll.
+func (d *sqlite) canAnnounce() bool               { return false }
+func (d *sqlite) announcing(update string) string { return update }
+
 // hostsArg stores the hosts as a JSON array of text.
 func (d *sqlite) hostsArg(hosts []string) any {
 	b, _ := json.Marshal(nonNil(hosts)) // a []string always marshals

@@ -167,7 +167,7 @@ func (s *Store) RunFinish(ctx context.Context, id, owner string, to agent.Status
 	if owner == "" {
 		// An operator's cancel: concurrent ones share a statement
 		// (finish_batch.go).
-		won, err := s.finishBatched(ctx, finishKey{to, reason, errText}, id)
+		won, err := s.finishBatched(ctx, finishKey{to: to, reason: reason, text: errText}, id)
 		if err != nil {
 			return false, fmt.Errorf("sqlstore: %s: %w", what, err)
 		}

@@ -254,9 +254,19 @@ func (s *netSim) startPostgres() {
 	}
 	fmt.Fprintln(hba, "host all all 10.77.0.0/16 trust")
 	hba.Close()
-	cmd := asPostgres("postgres", "-D", data, "-c", "listen_addresses="+s.machines["db"].addr, "-c", "port=5432",
-		"-c", "unix_socket_directories="+dir)
+	args := []string{"-D", data, "-c", "listen_addresses=" + s.machines["db"].addr, "-c", "port=5432",
+		"-c", "unix_socket_directories=" + dir}
+	// A statement log, to count the trips a cancel makes to the database
+	// (docs/benchmarks.md): every statement, with its time and client.
+	stmtLog := os.Getenv(pgStatementLogEnv)
+	if stmtLog != "" {
+		args = append(args, "-c", "log_statement=all", "-c", "log_line_prefix=%m [%p] %r ")
+	}
+	cmd := asPostgres("postgres", args...)
 	var log lockedBuffer
+	if stmtLog != "" {
+		s.tb.Cleanup(func() { os.WriteFile(stmtLog, []byte(log.String()), 0o644) })
+	}
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
 		s.tb.Fatal(err)
@@ -288,6 +298,11 @@ func (s *netSim) startPostgres() {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// pgStatementLogEnv names a file to which the simulated network's
+// PostgreSQL server, if set, writes a log of every statement it ran, when
+// the test or benchmark ends.
+const pgStatementLogEnv = "ANDON_NET_PG_STATEMENT_LOG"
 
 // postgresURL is the URL at which machine reaches the test's PostgreSQL
 // server: through its gateway, over the relay.
