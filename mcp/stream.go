@@ -196,6 +196,7 @@ func (c *streamConn) writeDirect(data []byte) (written bool, err error) {
 
 func (c *streamConn) writeLoop() {
 	defer close(c.wrote)
+	var w frameWriter
 	for {
 		select {
 		case <-c.quit:
@@ -203,38 +204,99 @@ func (c *streamConn) writeLoop() {
 			for {
 				select {
 				case f := <-c.queue:
-					c.write(f)
+					w.write(c, c.gather(f, w.frames[:0]))
 				default:
 					return
 				}
 			}
 		case f := <-c.queue:
-			c.write(f)
+			w.write(c, c.gather(f, w.frames[:0]))
 		}
 	}
 }
 
-// write writes one frame unless its sender gave up on it. Once a write has
-// failed the stream is broken, and later frames fail without being tried.
-func (c *streamConn) write(f *outFrame) {
-	defer close(f.done)
+// Bounds of one write of queued frames.
+const (
+	maxBatchFrames = 64
+	maxBatchBytes  = 64 << 10
+)
+
+// gather returns f and the frames queued behind it, in order, up to the
+// bounds of one write.
+func (c *streamConn) gather(f *outFrame, frames []*outFrame) []*outFrame {
+	frames = append(frames, f)
+	size := len(f.data)
+	for len(frames) < maxBatchFrames && size < maxBatchBytes {
+		select {
+		case g := <-c.queue:
+			frames = append(frames, g)
+			size += len(g.data)
+		default:
+			return frames
+		}
+	}
+	return frames
+}
+
+// frameWriter is the writer goroutine's reusable state.
+type frameWriter struct {
+	frames, out []*outFrame
+	buf         []byte
+}
+
+// write writes, in one write, the frames whose senders have not given up
+// on them: a storm of cancellations — a hundred calls abandoned at once —
+// goes out in a few writes instead of one each, and the server reads it
+// in as few. Once a write has failed the stream is broken, and later
+// frames fail without being tried.
+func (w *frameWriter) write(c *streamConn, frames []*outFrame) {
+	defer func() {
+		for _, f := range frames {
+			close(f.done)
+		}
+		clear(frames)
+		clear(w.out)
+		if cap(w.buf) > maxBatchBytes {
+			w.buf = nil // a large frame's copy is not kept
+		}
+	}()
 	// wmu first: once a frame counts as writing, no direct write can pass
 	// it (a cancellation notification must not overtake its request).
 	c.wmu.Lock()
-	if !f.state.CompareAndSwap(frameQueued, frameWriting) {
+	out := w.out[:0]
+	for _, f := range frames {
+		if f.state.CompareAndSwap(frameQueued, frameWriting) {
+			out = append(out, f)
+		}
+	}
+	w.out = out
+	if len(out) == 0 {
 		c.wmu.Unlock()
 		return
 	}
 	if c.broken {
 		c.wmu.Unlock()
-		f.err = fmt.Errorf("%w: %w", errNotSent, ErrClosed)
+		for _, f := range out {
+			f.err = fmt.Errorf("%w: %w", errNotSent, ErrClosed)
+		}
 		return
 	}
-	if _, err := c.w.Write(f.data); err != nil {
+	data := out[0].data
+	if len(out) > 1 {
+		w.buf = w.buf[:0]
+		for _, f := range out {
+			w.buf = append(w.buf, f.data...)
+		}
+		data = w.buf
+	}
+	if _, err := c.w.Write(data); err != nil {
 		c.broken = true
 		c.wmu.Unlock()
-		f.err = fmt.Errorf("%w: writing: %w", ErrClosed, err)
-		c.lost(f.err)
+		err = fmt.Errorf("%w: writing: %w", ErrClosed, err)
+		for _, f := range out {
+			f.err = err
+		}
+		c.lost(err)
 		return
 	}
 	c.wmu.Unlock()
