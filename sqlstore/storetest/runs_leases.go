@@ -18,14 +18,14 @@ func testRenewLeases(t *testing.T, s agent.Store) {
 	r2 := insertRunning(t, s, "r2", "w2", at(time.Minute))
 	taken := insertRunning(t, s, "taken", "w9", at(time.Minute)) // asked for as w1's
 	queued := insert(t, s, newRun("queued", t0))
-	cancelled := insertRunning(t, s, "cancelled", "w1", at(time.Minute))
+	insertRunning(t, s, "cancelled", "w1", at(time.Minute))
 	ok, err := s.RunFinish(ctx, "cancelled", "", agent.StatusCancelled, agent.ReasonCancelled, "")
 	mustWin(t, "cancel", ok, err)
-	cancelled = get(t, s, "cancelled")
-	suspended := insertRunning(t, s, "suspended", "w1", at(time.Minute))
+	cancelled := get(t, s, "cancelled")
+	insertRunning(t, s, "suspended", "w1", at(time.Minute))
 	ok, err = s.RunSuspend(ctx, "suspended", "w1", agent.StatusWaitingForApproval, []byte(`{"s":1}`))
 	mustWin(t, "suspend", ok, err)
-	suspended = get(t, s, "suspended")
+	suspended := get(t, s, "suspended")
 	nobody := insertRunning(t, s, "nobody", "", at(time.Minute)) // held by no one
 
 	leases := []agent.Lease{
