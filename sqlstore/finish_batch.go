@@ -119,19 +119,10 @@ func (s *Store) writeFinishes(ctx context.Context, key finishKey, own *finishReq
 			delete(won, r.id)
 			close(r.done)
 		}
-		if own != nil && isDone(own) {
+		if own != nil && isClosed(own.done) {
 			go s.writeFinishes(ctx, key, nil)
 			return
 		}
-	}
-}
-
-func isDone(r *finishReq) bool {
-	select {
-	case <-r.done:
-		return true
-	default:
-		return false
 	}
 }
 

@@ -130,6 +130,7 @@ func (s *Store) writeSteps(ctx context.Context, own *stepReq) {
 	}
 }
 
+// isClosed reports whether c is closed: a request's answer is in.
 func isClosed(c chan struct{}) bool {
 	select {
 	case <-c:
