@@ -90,9 +90,12 @@ func (s *server) route(mux *http.ServeMux, pattern string, min token.Role, h htt
 		}
 		// The token's use is recorded alongside the request, not before
 		// it: a cancel must not wait for a write that is bookkeeping.
-		var touched sync.WaitGroup
-		touched.Go(func() { s.touch(context.WithoutCancel(r.Context()), p) })
-		defer touched.Wait()
+		// (Once a minute per token: most requests have nothing to record.)
+		if s.touchDue(p) {
+			var touched sync.WaitGroup
+			touched.Go(func() { s.touch(context.WithoutCancel(r.Context()), p) })
+			defer touched.Wait()
+		}
 		h(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
 	})
 }
@@ -137,14 +140,18 @@ func (s *server) authenticate(r *http.Request) (p *principal, reason string, err
 // on; and a request's own work — an operator's cancel — does not wait for
 // it (route touches while the handler runs).
 func (s *server) touch(ctx context.Context, p *principal) {
-	if p == nil || p.token == nil {
+	if !s.touchDue(p) {
 		return
 	}
-	if now := s.cfg.Now(); now.Sub(p.token.LastUsedAt) >= touchEvery {
-		if err := s.cfg.Tokens.TokenTouch(ctx, p.token.ID, now); err != nil {
-			s.cfg.Logger.Warn("api: recording a token's use failed", "token", p.token.ID, "error", err)
-		}
+	if err := s.cfg.Tokens.TokenTouch(ctx, p.token.ID, s.cfg.Now()); err != nil {
+		s.cfg.Logger.Warn("api: recording a token's use failed", "token", p.token.ID, "error", err)
 	}
+}
+
+// touchDue reports whether p's token's record of its last use is stale by
+// touchEvery.
+func (s *server) touchDue(p *principal) bool {
+	return p != nil && p.token != nil && s.cfg.Now().Sub(p.token.LastUsedAt) >= touchEvery
 }
 
 // denial is the message a client gets for a fixed reason.
