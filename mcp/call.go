@@ -286,10 +286,13 @@ func (c *Client) request(ctx context.Context, method string, params requestParam
 				return &ProtocolError{Reason: method + ": input_required result with neither inputRequests nor requestState"}
 			}
 			responses, err := c.answerInputRequests(waitCtx, kind.InputRequests)
+			// Interrupted while the handlers ran: no retry goes out, even
+			// with their answers (a handler that saw its context end may
+			// well answer "cancel" rather than fail).
+			if waitCtx.Err() != nil {
+				return interruption(method, ctx)
+			}
 			if err != nil {
-				if waitCtx.Err() != nil {
-					return interruption(method, ctx)
-				}
 				return err
 			}
 			base.InputResponses, base.RequestState = responses, kind.RequestState
