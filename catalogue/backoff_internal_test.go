@@ -82,10 +82,12 @@ func TestRetryAfterBackoffIsNotWaitedFor(t *testing.T) {
 		t.Error("List waited for the retry of a server that failed before")
 		defer func() { <-listed }()
 	}
-	close(release)
+	// Read the flight while its dial is still held: once released, the
+	// retry fails and clears it.
 	s.mu.Lock()
 	f := s.flight
 	s.mu.Unlock()
+	close(release)
 	if f == nil {
 		t.Fatal("no retry was started once the back-off had passed")
 	}
