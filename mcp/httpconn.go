@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -101,7 +100,7 @@ func (c *httpConn) listen() {
 		return
 	}
 	defer resp.Body.Close()
-	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	mediaType := contentMediaType(resp.Header.Get("Content-Type"))
 	if resp.StatusCode != http.StatusOK || mediaType != "text/event-stream" {
 		c.cfg.logger.Debug("mcp: the server offers no GET stream", "status", resp.StatusCode)
 		return
@@ -302,7 +301,7 @@ func (c *httpConn) exchange(ctx context.Context, m *jsonrpc.Message, body []byte
 		c.fixed.session = []string{sid}
 		c.mu.Unlock()
 	}
-	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	mediaType := contentMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case resp.StatusCode == http.StatusNotFound && c.session() != "":
 		c.cfg.receiver.lost(ErrSessionExpired)

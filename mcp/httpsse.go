@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -65,7 +64,7 @@ func (c *httpConn) openLegacySSE(ctx context.Context) (*legacySSE, error) {
 			return
 		}
 		body = resp.Body
-		mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		mediaType := contentMediaType(resp.Header.Get("Content-Type"))
 		if resp.StatusCode != http.StatusOK || mediaType != "text/event-stream" {
 			resp.Body.Close()
 			done <- opened{err: fmt.Errorf("GET: HTTP %s, %s", resp.Status, mediaType)}
