@@ -155,6 +155,7 @@ type call struct {
 	quiet     bool // a task method: never cancelled by notification either
 	onLate    func(json.RawMessage)
 	sent      atomic.Bool // some of the request may have reached the wire
+	idle      timeout     // the request's Timeout (or RequestTimeout), if any
 	reply     chan reply  // capacity 1; written once, by whoever took the call
 
 	progMu   sync.Mutex
@@ -218,17 +219,17 @@ func (c *Client) request(ctx context.Context, method string, params requestParam
 	}
 	waitCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	var idle *time.Timer
+	cl := &call{handshake: handshake, quiet: o.quiet, onLate: o.onLateReply, reply: make(chan reply, 1)}
 	if timeout > 0 {
-		idle = time.AfterFunc(timeout, func() { stop(errCallTimeout) })
-		defer idle.Stop()
+		cl.idle.stop = stop
+		c.timeouts.start(&cl.idle, timeout)
+		defer c.timeouts.stop(&cl.idle)
 	}
 	if o.MaxTotalTimeout > 0 {
 		total := time.AfterFunc(o.MaxTotalTimeout, func() { stop(errCallTimeout) })
 		defer total.Stop()
 	}
 
-	cl := &call{handshake: handshake, quiet: o.quiet, onLate: o.onLateReply, reply: make(chan reply, 1)}
 	var token string
 	if o.OnProgress != nil || o.ResetTimeoutOnProgress {
 		token = o.progressToken
@@ -252,8 +253,8 @@ func (c *Client) request(ctx context.Context, method string, params requestParam
 		if o.OnProgress != nil {
 			o.OnProgress(p)
 		}
-		if o.ResetTimeoutOnProgress && idle != nil {
-			idle.Reset(timeout)
+		if o.ResetTimeoutOnProgress && timeout > 0 {
+			c.timeouts.restart(&cl.idle, timeout)
 		}
 	}
 

@@ -132,6 +132,8 @@ type Client struct {
 
 	nextID    atomic.Int64
 	nextToken atomic.Int64
+	// timeouts runs the requests' idle timeouts on one timer.
+	timeouts *timeouts
 
 	mu       sync.Mutex
 	calls    map[int64]*call               // in flight, by request id
@@ -212,6 +214,7 @@ func newClient(opts *ClientOptions) *Client {
 		params:   make(map[string][]paramHeader),
 		tasks:    newTaskState(),
 		closed:   make(chan struct{}),
+		timeouts: newTimeouts(),
 	}
 	c.bgCtx, c.stopBackground = context.WithCancel(context.Background())
 	if opts != nil {
@@ -311,6 +314,7 @@ func (c *Client) Close() error {
 	}
 	c.stopBackground()
 	c.bg.Wait()
+	c.timeouts.idle()
 	return err
 }
 

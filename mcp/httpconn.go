@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -31,6 +30,9 @@ type httpConn struct {
 	header       http.Header
 	closeTimeout time.Duration
 	cfg          connConfig
+	// tracesWrites: client's Transport reports a request's writes to its
+	// ClientTrace (see requestBody).
+	tracesWrites bool
 
 	ctx    context.Context // the connection's life; never a caller's
 	cancel context.CancelCauseFunc
@@ -58,8 +60,9 @@ func newHTTPConn(u *url.URL, client *http.Client, header http.Header, closeTimeo
 	return &httpConn{
 		url: u, client: client, header: header, closeTimeout: closeTimeout, cfg: cfg,
 		ctx: ctx, cancel: cancel,
-		streams: make(map[jsonrpc.ID]*exchangeState),
-		fixed:   newFixedHeaders(),
+		streams:      make(map[jsonrpc.ID]*exchangeState),
+		fixed:        newFixedHeaders(),
+		tracesWrites: reportsWrites(client.Transport),
 	}
 }
 
@@ -97,7 +100,7 @@ func (c *httpConn) listen() {
 		return
 	}
 	defer resp.Body.Close()
-	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	mediaType := contentMediaType(resp.Header.Get("Content-Type"))
 	if resp.StatusCode != http.StatusOK || mediaType != "text/event-stream" {
 		c.cfg.logger.Debug("mcp: the server offers no GET stream", "status", resp.StatusCode)
 		return
@@ -144,6 +147,9 @@ type exchangeState struct {
 	cancel context.CancelCauseFunc
 	wrote  atomic.Bool   // a byte of the request's body went to the connection
 	posted chan struct{} // closed once its POST has returned
+	// postOnly: an HTTP+SSE request, whose POST carries no response
+	// and is not abandoned with it (see legacySSE.post).
+	postOnly bool
 }
 
 func (c *httpConn) abandon(id jsonrpc.ID, cause error) {
@@ -166,11 +172,16 @@ const unsentSettle = time.Second
 // the server never saw the request, and a cancellation notification would
 // only send a credential for nothing. A request already on its way is left
 // as it is, and false returned.
+//
+// An HTTP+SSE request's POST, not waited for by its caller, is waited for
+// here whether or not it is on the wire yet: its cancellation must not
+// reach the server before the request does (they ride POSTs of their own,
+// and the server would record the cancel first and never stop the call).
 func (c *httpConn) abandonUnsent(id jsonrpc.ID, cause error) bool {
 	c.mu.Lock()
 	x := c.streams[id]
 	c.mu.Unlock()
-	if x == nil || x.wrote.Load() {
+	if x == nil || (x.wrote.Load() && !x.postOnly) {
 		return false // answered already, or on the wire
 	}
 	c.abandon(id, cause)
@@ -290,7 +301,7 @@ func (c *httpConn) exchange(ctx context.Context, m *jsonrpc.Message, body []byte
 		c.fixed.session = []string{sid}
 		c.mu.Unlock()
 	}
-	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	mediaType := contentMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case resp.StatusCode == http.StatusNotFound && c.session() != "":
 		c.cfg.receiver.lost(ErrSessionExpired)
@@ -517,18 +528,17 @@ func (c *httpConn) revision() revision {
 // post sends one message as a POST to the MCP endpoint. wrote, if set, is
 // set once a byte of the body has gone to the connection.
 func (c *httpConn) post(ctx context.Context, m *jsonrpc.Message, body []byte, wrote *atomic.Bool) (*http.Response, error) {
-	newBody := func() io.Reader {
-		if wrote == nil {
-			return bytes.NewReader(body)
-		}
-		return &wroteReader{r: bytes.NewReader(body), wrote: wrote}
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url.String(), newBody())
+	ctx, r := c.requestBody(ctx, body, wrote)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url.String(), r)
 	if err != nil {
 		return nil, err
 	}
-	req.ContentLength = int64(len(body))
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(newBody()), nil }
+	if _, inMemory := r.(*bytes.Reader); !inMemory {
+		// What NewRequest sets for a *bytes.Reader: the same
+		// Content-Length on the wire, not a chunked body.
+		req.ContentLength = int64(len(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
 	c.setHeaders(req, m)
 	resp, err := c.client.Do(req)
 	if err != nil {
@@ -539,18 +549,6 @@ func (c *httpConn) post(ctx context.Context, m *jsonrpc.Message, body []byte, wr
 		return nil, fmt.Errorf("mcp: %s: server answered with a redirect (HTTP %s), which is never followed", m.Method, resp.Status)
 	}
 	return resp, nil
-}
-
-// wroteReader is a request body that says when it is first read: by then
-// the request is on its way to the server.
-type wroteReader struct {
-	r     io.Reader
-	wrote *atomic.Bool
-}
-
-func (w *wroteReader) Read(p []byte) (int, error) {
-	w.wrote.Store(true)
-	return w.r.Read(p)
 }
 
 // transportError strips the URL (which may carry a secret) from a client

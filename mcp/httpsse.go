@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 
 	"github.com/andonhq/andon/mcp/internal/jsonrpc"
 	"github.com/andonhq/andon/mcp/internal/sse"
@@ -64,7 +64,7 @@ func (c *httpConn) openLegacySSE(ctx context.Context) (*legacySSE, error) {
 			return
 		}
 		body = resp.Body
-		mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		mediaType := contentMediaType(resp.Header.Get("Content-Type"))
 		if resp.StatusCode != http.StatusOK || mediaType != "text/event-stream" {
 			resp.Body.Close()
 			done <- opened{err: fmt.Errorf("GET: HTTP %s, %s", resp.Status, mediaType)}
@@ -130,15 +130,26 @@ func (l *legacySSE) readStream(r *sse.Reader) {
 //
 // The POST runs under the connection's context, not the caller's: in this
 // generation closing it signals nothing, and a caller that gives up must
-// not abort a connection that other POSTs may share. The caller still gets
+// not abort a connection that other POSTs may share.
+//
+// A request's POST is not waited for: its response comes on the stream,
+// and a POST that fails fails the request through the receiver, so the
+// caller waits for one hand-off (the response) instead of two in a row.
+// What the wait kept — a cancellation never overtakes its request — is
+// kept by abandonUnsent, which holds the notification back until the
+// request's POST has returned (see exchangeState.postOnly). A
+// notification or a response is still waited for, and the caller gets
 // control back as soon as ctx ends.
 func (l *legacySSE) post(ctx context.Context, m *jsonrpc.Message, body []byte) error {
-	done := make(chan error, 1)
 	// Nothing but the connection's end ends it: it needs no cancel of
 	// its own (see connScoped).
 	postCtx := connScoped(l.c.ctx, ctx)
+	if m.IsRequest() {
+		return l.postRequest(postCtx, m, body)
+	}
+	done := make(chan error, 1)
 	if !l.c.goTracked(func() {
-		done <- l.do(postCtx, m, body)
+		done <- l.do(postCtx, m, body, nil)
 	}) {
 		return fmt.Errorf("%w: %w", errNotSent, ErrClosed)
 	}
@@ -150,10 +161,48 @@ func (l *legacySSE) post(ctx context.Context, m *jsonrpc.Message, body []byte) e
 	}
 }
 
-func (l *legacySSE) do(ctx context.Context, m *jsonrpc.Message, body []byte) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.endpoint.String(), bytes.NewReader(body))
+// postRequest starts a request's POST and returns. Until the POST returns,
+// the request is in streams, so that abandonUnsent can wait for it.
+func (l *legacySSE) postRequest(ctx context.Context, m *jsonrpc.Message, body []byte) error {
+	x := &exchangeState{cancel: keepPosting, posted: make(chan struct{}), postOnly: true}
+	l.c.mu.Lock()
+	l.c.streams[m.ID] = x
+	l.c.mu.Unlock()
+	if !l.c.goTracked(func() {
+		err := l.do(ctx, m, body, &x.wrote)
+		l.c.mu.Lock()
+		if l.c.streams[m.ID] == x {
+			delete(l.c.streams, m.ID)
+		}
+		l.c.mu.Unlock()
+		close(x.posted)
+		if err != nil {
+			l.c.cfg.receiver.fail(m.ID, err)
+		}
+	}) {
+		l.c.abandon(m.ID, ErrClosed)
+		return fmt.Errorf("%w: %w", errNotSent, ErrClosed)
+	}
+	return nil
+}
+
+// keepPosting is an HTTP+SSE request's cancel: abandoning the request
+// leaves its POST alone (see post).
+func keepPosting(error) {}
+
+// do POSTs m. wrote, if set, is set once a byte of the body has gone to
+// the connection.
+func (l *legacySSE) do(ctx context.Context, m *jsonrpc.Message, body []byte, wrote *atomic.Bool) error {
+	ctx, r := l.c.requestBody(ctx, body, wrote)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.endpoint.String(), r)
 	if err != nil {
 		return err
+	}
+	if _, inMemory := r.(*bytes.Reader); !inMemory {
+		// What NewRequest sets for a *bytes.Reader: the same
+		// Content-Length on the wire, not a chunked body.
+		req.ContentLength = int64(len(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	}
 	l.c.setHeaders(req, m)
 	resp, err := l.c.client.Do(req)

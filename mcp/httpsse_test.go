@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -58,4 +60,82 @@ func TestHTTPSSERefusedPostFailsTheCall(t *testing.T) {
 	if err != nil || res.Text() != "next" {
 		t.Fatalf("the next call = %v, %v; want its text back", res, err)
 	}
+}
+
+// On HTTP+SSE the caller does not wait for its request's POST (the
+// response comes on the stream), and a call cancelled while that POST is
+// still on its way gets control back at once — but its
+// notifications/cancelled, which rides a POST of its own, must not reach
+// the server before the request: the server would take it for a request it
+// never had, and the handler would run on.
+func TestHTTPSSECancelNeverOvertakesItsRequest(t *testing.T) {
+	t.Parallel()
+	s := mcptest.NewServer(nil)
+	t.Cleanup(s.Close)
+	inner := s.HTTPHandler(&mcptest.HTTPOptions{Generations: []string{mcptest.LegacySSE}})
+	callArrived := make(chan struct{})
+	callerReturned := make(chan struct{})
+	noteArrived := make(chan struct{})
+	var arrivals sync.Once
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			switch {
+			case bytes.Contains(body, []byte(`"tools/call"`)):
+				// Held until the cancellation overtakes it, or until the
+				// caller has its error back and a grace period has passed
+				// (the grace only gives a broken client the time to send
+				// its cancellation first; nothing is timed).
+				close(callArrived)
+				select {
+				case <-noteArrived:
+				case <-callerReturned:
+					select {
+					case <-noteArrived:
+					case <-time.After(100 * time.Millisecond):
+					}
+				}
+			case bytes.Contains(body, []byte(`"notifications/cancelled"`)):
+				arrivals.Do(func() { close(noteArrived) })
+			}
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), ssePatience)
+	defer cancel()
+	c, err := mcp.Connect(ctx, mcp.HTTP(hs.URL, hs.Client()), &mcp.ClientOptions{ProtocolVersion: mcp.Version20241105})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+
+	callCtx, cancelCall := context.WithCancel(ctx)
+	go func() {
+		<-callArrived
+		cancelCall()
+	}()
+	_, err = c.CallTool(callCtx, "slow", map[string]any{"ms": 30000}, nil)
+	close(callerReturned)
+	if !errors.Is(err, mcp.ErrCancelled) {
+		t.Fatalf("CallTool cancelled while its POST was held = %v, want ErrCancelled", err)
+	}
+	if _, err := s.WaitFor(ctx, func(r mcptest.Record) bool { return r.Kind == mcptest.ToolCancelled && r.Tool == "slow" }); err != nil {
+		t.Fatalf("the handler was never cancelled: %v; received: %v", err, methods(s.ReceivedMessages("")))
+	}
+	got := methods(s.ReceivedMessages(""))
+	call, note := slices.Index(got, "tools/call"), slices.Index(got, "notifications/cancelled")
+	if call < 0 || note < call {
+		t.Fatalf("the server received %v: the cancellation before its request", got)
+	}
+}
+
+// methods lists the methods of records.
+func methods(recs []mcptest.Record) []string {
+	var out []string
+	for _, r := range recs {
+		out = append(out, r.Method)
+	}
+	return out
 }
