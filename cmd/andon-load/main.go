@@ -162,10 +162,10 @@ func storms(ctx context.Context, o options, n int, backend, dir string, logger *
 		}
 		fmt.Fprintf(stdout, "storm backend=%s transport=%s %s inflight=%d wave=%s cancels=%d "+
 			"wire_p50_ms=%.2f wire_p99_ms=%.2f wire_max_ms=%.2f stopped_p50_ms=%.2f stopped_p99_ms=%.2f stopped_max_ms=%.2f "+
-			"took_p50_ms=%.2f took_p99_ms=%.2f took_max_ms=%.2f %s %s goroutines_per_run=%.1f idle_polls_per_interval=%.2f %s last_steps_missing=%d\n",
+			"took_p50_ms=%.2f took_p99_ms=%.2f took_max_ms=%.2f after_took_p50_ms=%.2f after_took_p99_ms=%.2f %s %s goroutines_per_run=%.1f idle_polls_per_interval=%.2f %s last_steps_missing=%d\n",
 			backend, o.transport, modeField(o), n, w, res.ToWire.N,
 			ms(res.ToWire.P50), ms(res.ToWire.P99), ms(res.ToWire.Max), ms(res.ToStopped.P50), ms(res.ToStopped.P99), ms(res.ToStopped.Max),
-			ms(res.Took.P50), ms(res.Took.P99), ms(res.Took.Max), statements(res), memory(res),
+			ms(res.Took.P50), ms(res.Took.P99), ms(res.Took.Max), ms(res.AfterTook.P50), ms(res.AfterTook.P99), statements(res), memory(res),
 			res.GoroutinesPerRun, res.IdlePollsPerInterval, idleStatements(res), res.LastStepsMissing)
 	}
 	return cleanup()
