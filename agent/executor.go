@@ -232,10 +232,12 @@ func (s *segment) toolCall(ctx context.Context, call model.ToolCall, pending *Pe
 	}
 	// A fresh read of the row right before anything is sent: no call goes
 	// out for a run that is already cancelled.
-	callCtx, stop := s.rt.watcher.Watch(ctx, s.run.ID)
+	callCtx, stop := s.rt.watcher.watchCall(ctx, s.run.ID)
 	defer stop()
 	callCtx, endAsks := withAsker(callCtx, s, call.Name, s.tr.round) // its server may ask the operator
 	if s.cancelled(callCtx) {
+		endAsks()
+		stop() // nothing to signal: before the boundary, which waits for the signals (signals.go)
 		return s.recordCall(ctx, call, OutcomeCancelled, cancelledText(call.Name), 0, false)
 	}
 	effect := tool.Effect()
@@ -253,6 +255,7 @@ func (s *segment) toolCall(ctx context.Context, call model.ToolCall, pending *Pe
 	start := s.rt.cfg.Now()
 	res, err := s.callTool(callCtx, tool, pending.CallRef, call.Arguments)
 	endAsks() // no question outlives its call
+	stop()    // the call has returned, its signal sent: see signals.go
 	took := s.rt.cfg.Now().Sub(start)
 	if s.parent.Err() != nil && !s.cancelled(callCtx) {
 		// Interrupted by a shutdown: record nothing and leave the fence
@@ -317,6 +320,11 @@ func (s *segment) boundary(ctx context.Context, step *Step, clearFence bool) err
 	// skipping that read sent the cancelled segments' appends to the pool
 	// while the wave's later cancels were still being written, and the
 	// cancels' p99 rose from about 40 to 50–60 ms.
+	if s.cancelled(ctx) {
+		// Signals before bookkeeping: the calls that the cancels under
+		// way stopped send their signals first (signals.go).
+		s.rt.watcher.awaitSignals(bctx)
+	}
 	if (step.Kind != StepModel && s.probeCancelled(bctx)) || s.cancelled(ctx) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lastStepBudget)
 		defer cancel()

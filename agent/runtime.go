@@ -253,6 +253,11 @@ func (rt *Runtime) Cancel(ctx context.Context, actor Actor, runID string) error 
 // to cancel them as below.
 func (rt *Runtime) CancelRun(ctx context.Context, actor Actor, runID string) (*CancelReport, error) {
 	start := rt.cfg.Now()
+	// Counted from before the row is written until this process's calls
+	// of the run are cancelled (and counted themselves): the cancelled
+	// runs' bookkeeping waits for it (signals.go).
+	end := rt.watcher.beginCancel()
+	defer end()
 	if c, ok := rt.cfg.Store.(RunCanceller); ok {
 		won, announced, err := c.RunCancel(ctx, runID, actor, rt.announces(runID))
 		if err != nil {
@@ -260,6 +265,7 @@ func (rt *Runtime) CancelRun(ctx context.Context, actor Actor, runID string) (*C
 		}
 		if won {
 			rt.cancelled(ctx, actor, runID, announced)
+			end()
 			return &CancelReport{}, nil // no task: the guard said so
 		}
 	}
@@ -278,6 +284,7 @@ func (rt *Runtime) CancelRun(ctx context.Context, actor Actor, runID string) (*C
 		return nil, fmt.Errorf("%w: run %s", ErrFinished, runID)
 	}
 	rt.cancelled(ctx, actor, runID, false)
+	end() // not while its tasks are cancelled: they have signals of their own
 	return rt.cancelTasksOf(ctx, run, actor, start), nil
 }
 

@@ -44,6 +44,9 @@ type Watcher struct {
 	watched map[string]*watchedRun // by run id
 	hinted  map[string]struct{}    // watched runs hinted since the last read of them
 	hint    chan struct{}          // wakes Run to read the hinted runs; holds one wake-up
+	signals signals                // cancels under way, calls not yet returned: signals.go
+
+	signalWait time.Duration // see defaultSignalWait
 
 	pollReads, freshReads atomic.Uint64 // see StoreReads
 }
@@ -59,6 +62,10 @@ type watchedRun struct {
 
 type watch struct {
 	cancel context.CancelCauseFunc
+	// call: a tool call's watch (watchCall), not a whole segment's. A
+	// cancel counts it in signals until it stops (signals.go); counted
+	// says it is.
+	call, counted bool
 }
 
 // NewWatcher returns a watcher that reads run statuses from store every
@@ -77,6 +84,8 @@ func NewWatcher(store StatusReader, interval time.Duration, logger *slog.Logger)
 		watched:  make(map[string]*watchedRun),
 		hinted:   make(map[string]struct{}),
 		hint:     make(chan struct{}, 1),
+
+		signalWait: defaultSignalWait,
 	}
 }
 
@@ -87,8 +96,20 @@ func NewWatcher(store StatusReader, interval time.Duration, logger *slog.Logger)
 // already done. (A run the watcher already knows is cancelled needs no
 // read.) Call stop when the call is over.
 func (w *Watcher) Watch(ctx context.Context, runID string) (_ context.Context, stop func()) {
+	return w.watch(ctx, runID, false)
+}
+
+// watchCall is Watch for one tool call: once a cancel has stopped it, the
+// cancelled runs' bookkeeping waits until it stops (signals.go), so its
+// stop is called as soon as the call has returned. stop may be called more
+// than once.
+func (w *Watcher) watchCall(ctx context.Context, runID string) (_ context.Context, stop func()) {
+	return w.watch(ctx, runID, true)
+}
+
+func (w *Watcher) watch(ctx context.Context, runID string, call bool) (_ context.Context, stop func()) {
 	wctx, cancel := context.WithCancelCause(ctx)
-	wt := &watch{cancel: cancel}
+	wt := &watch{cancel: cancel, call: call}
 	w.mu.Lock()
 	run := w.watched[runID]
 	if run == nil {
@@ -106,6 +127,10 @@ func (w *Watcher) Watch(ctx context.Context, runID string) (_ context.Context, s
 	return wctx, func() {
 		w.mu.Lock()
 		delete(run.calls, wt)
+		if wt.counted {
+			wt.counted = false
+			w.signals.lower()
+		}
 		if len(run.calls) == 0 && w.watched[runID] == run { // not a later one's
 			delete(w.watched, runID)
 		}
@@ -136,6 +161,10 @@ func (w *Watcher) cancel(runID string) {
 		run.cancelled = true
 		for wt := range run.calls {
 			cancels = append(cancels, wt.cancel)
+			if wt.call && !wt.counted {
+				wt.counted = true
+				w.signals.raise()
+			}
 		}
 	}
 	w.mu.Unlock()

@@ -128,8 +128,8 @@ func (c *streamConn) send(ctx context.Context, m *jsonrpc.Message) error {
 	// The sender writes the frame itself when nothing is queued or being
 	// written and the pipe has room: two goroutine hand-offs fewer per
 	// message, and the sender still never waits on a blocked pipe.
-	if c.direct != nil && len(data) <= directMax && len(c.queue) == 0 && ctx.Err() == nil && c.wmu.TryLock() {
-		if written, err := c.writeDirect(data); written {
+	if ctx.Err() == nil {
+		if written, err := c.tryDirect(data); written {
 			return err
 		}
 	}
@@ -157,6 +157,33 @@ func (c *streamConn) send(ctx context.Context, m *jsonrpc.Message) error {
 		}
 		return ctx.Err()
 	}
+}
+
+// tryDirect writes data, a whole frame, from the sender's goroutine if it
+// can without waiting: nothing queued or being written, and room in the
+// pipe. written false means that nothing went out.
+func (c *streamConn) tryDirect(data []byte) (written bool, err error) {
+	if c.direct == nil || len(data) > directMax || len(c.queue) != 0 || !c.wmu.TryLock() {
+		return false, nil
+	}
+	return c.writeDirect(data)
+}
+
+// sendNow is send when it need not wait (see [directSender]).
+func (c *streamConn) sendNow(m *jsonrpc.Message) (written bool, err error) {
+	select {
+	case <-c.quit:
+		return false, nil // closing: send says so
+	default:
+	}
+	if c.direct == nil {
+		return false, nil
+	}
+	data, err := jsonrpc.Encode(m)
+	if err != nil {
+		return false, nil // send says why
+	}
+	return c.tryDirect(append(data, '\n'))
 }
 
 // writeDirect writes data, a whole frame, from the sender's goroutine; the

@@ -30,6 +30,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"time"
@@ -63,6 +64,8 @@ type options struct {
 	verbose           bool
 	cpuProfile        string
 	blockProfile      string
+	mutexProfile      string
+	trace             string
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -84,6 +87,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.verbose, "v", false, "log the node's warnings to stderr")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the storms (not the short runs) to `file`: this process only (with -mode processes, the harness, not andon)")
 	fs.StringVar(&o.blockProfile, "blockprofile", "", "write a profile of where goroutines waited during the storms to `file`")
+	fs.StringVar(&o.mutexProfile, "mutexprofile", "", "write a profile of contended mutexes during the storms to `file`")
+	fs.StringVar(&o.trace, "trace", "", "write an execution trace of the storms to `file` (each wave is a trace task, \"cancel wave\")")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -157,10 +162,10 @@ func storms(ctx context.Context, o options, n int, backend, dir string, logger *
 		}
 		fmt.Fprintf(stdout, "storm backend=%s transport=%s %s inflight=%d wave=%s cancels=%d "+
 			"wire_p50_ms=%.2f wire_p99_ms=%.2f wire_max_ms=%.2f stopped_p50_ms=%.2f stopped_p99_ms=%.2f stopped_max_ms=%.2f "+
-			"took_p50_ms=%.2f took_p99_ms=%.2f took_max_ms=%.2f %s %s goroutines_per_run=%.1f idle_polls_per_interval=%.2f %s last_steps_missing=%d\n",
+			"took_p50_ms=%.2f took_p99_ms=%.2f took_max_ms=%.2f after_took_p50_ms=%.2f after_took_p99_ms=%.2f %s %s goroutines_per_run=%.1f idle_polls_per_interval=%.2f %s last_steps_missing=%d\n",
 			backend, o.transport, modeField(o), n, w, res.ToWire.N,
 			ms(res.ToWire.P50), ms(res.ToWire.P99), ms(res.ToWire.Max), ms(res.ToStopped.P50), ms(res.ToStopped.P99), ms(res.ToStopped.Max),
-			ms(res.Took.P50), ms(res.Took.P99), ms(res.Took.Max), statements(res), memory(res),
+			ms(res.Took.P50), ms(res.Took.P99), ms(res.Took.Max), ms(res.AfterTook.P50), ms(res.AfterTook.P99), statements(res), memory(res),
 			res.GoroutinesPerRun, res.IdlePollsPerInterval, idleStatements(res), res.LastStepsMissing)
 	}
 	return cleanup()
@@ -320,6 +325,30 @@ func profiles(o options) (func() error, error) {
 				return err
 			}
 			return errors.Join(pprof.Lookup("block").WriteTo(f, 0), f.Close())
+		})
+	}
+	if o.mutexProfile != "" {
+		runtime.SetMutexProfileFraction(1)
+		stops = append(stops, func() error {
+			runtime.SetMutexProfileFraction(0)
+			f, err := os.Create(o.mutexProfile)
+			if err != nil {
+				return err
+			}
+			return errors.Join(pprof.Lookup("mutex").WriteTo(f, 0), f.Close())
+		})
+	}
+	if o.trace != "" {
+		f, err := os.Create(o.trace)
+		if err != nil {
+			return nil, err
+		}
+		if err := trace.Start(f); err != nil {
+			return nil, errors.Join(err, f.Close())
+		}
+		stops = append(stops, func() error {
+			trace.Stop()
+			return f.Close()
 		})
 	}
 	return func() error {

@@ -3,6 +3,7 @@ package loadtest
 import (
 	"context"
 	"fmt"
+	"runtime/trace"
 	"slices"
 	"sync"
 	"time"
@@ -36,6 +37,10 @@ var actor = agent.Actor{ID: "load", Admin: true}
 func (h *Harness) Cancel(ctx context.Context, held []*Held) ([]Sample, error) {
 	ctx, done := h.guard(ctx)
 	defer done()
+	// A wave is a task in an execution trace (andon-load -trace): the
+	// span from the first cancel to the last signal seen is what to read.
+	ctx, task := trace.NewTask(ctx, "cancel wave")
+	defer task.End()
 	samples := make([]Sample, len(held))
 	errs := make([]error, len(held))
 	start := make(chan struct{})

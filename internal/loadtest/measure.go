@@ -22,6 +22,10 @@ type Result struct {
 	Storm
 	// ToWire, ToStopped and Took summarise the samples (see [Sample]).
 	ToWire, ToStopped, Took Stats
+	// AfterTook summarises each sample's ToWire less its Took: what the
+	// signal took once the cancel had returned (the row written, the
+	// call's context cancelled), on a machine whose load moves both.
+	AfterTook Stats
 	// Counted says whether the store's statements were counted (in
 	// process only): across processes, PerCancel and its kin are zero
 	// because nobody counted, not because nothing was sent.
@@ -104,7 +108,7 @@ func (h *Harness) Measure(ctx context.Context, s Storm) (*Result, error) {
 	res.IdlePollsPerInterval = (f2.polls - f1.polls) / float64(h.watchers()) / (float64(idle) / float64(agent.DefaultWatchInterval))
 	res.IdleStatementsPerSecond = float64(h.Counts().Sub(c0).Statements) / idle.Seconds()
 
-	var wire, stopped, took []time.Duration
+	var wire, stopped, took, after []time.Duration
 	var used sqlstore.Counts
 	for len(wire) < s.Samples {
 		wave := held[:s.Wave]
@@ -126,6 +130,7 @@ func (h *Harness) Measure(ctx context.Context, s Storm) (*Result, error) {
 			wire = append(wire, sm.ToWire)
 			stopped = append(stopped, sm.ToStopped)
 			took = append(took, sm.Took)
+			after = append(after, sm.ToWire-sm.Took)
 		}
 		held = held[s.Wave:]
 		if len(wire) >= s.Samples || s.Wave == s.InFlight {
@@ -138,6 +143,7 @@ func (h *Harness) Measure(ctx context.Context, s Storm) (*Result, error) {
 		held = append(held, more...)
 	}
 	res.ToWire, res.ToStopped, res.Took = Summarise(wire), Summarise(stopped), Summarise(took)
+	res.AfterTook = Summarise(after)
 	res.PerCancel = float64(used.Statements) / float64(len(wire))
 	res.WritesPerCancel = float64(used.Writes) / float64(len(wire))
 	res.PoolPerCancel = float64(used.PoolQueries) / float64(len(wire))
