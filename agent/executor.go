@@ -345,8 +345,8 @@ func (s *segment) recordCall(ctx context.Context, call model.ToolCall, outcome O
 // after a read-only call, the next thing is a model call, which nothing
 // else would stop.
 //
-// With a store that is a [StepRecorder], a boundary whose context is not
-// cancelled is one statement: the append's guard is the probe, and the
+// With a store that is a [StepRecorder], a tool step's or the last step's
+// boundary whose context is not cancelled is one statement: the append's guard is the probe, and the
 // fence comes down — or, with final (the step ends the run), the run is
 // settled as completed — in the same transaction, once the step is in
 // (step_record.go). A call that became a task takes the steps above: its
@@ -356,7 +356,10 @@ func (s *segment) boundary(ctx context.Context, step *Step, clearFence, final bo
 	// Bookkeeping outlives a cancelled or timed-out context.
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if rec, ok := store.(StepRecorder); ok && s.task == nil && ctx.Err() == nil {
+	// A model step that does not end the run has nothing to fold: no
+	// probe, no fence (and on SQLite its append shares a transaction with
+	// others', step_batch.go).
+	if rec, ok := store.(StepRecorder); ok && (step.Kind != StepModel || final) && s.task == nil && ctx.Err() == nil {
 		return s.record(bctx, rec, step, clearFence, final)
 	}
 	// A context cancelled with ErrRunCancelled is a read of the row
