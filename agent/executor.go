@@ -103,7 +103,7 @@ func (rt *Runtime) execute(ctx context.Context, run *Run, owner string, how begu
 		rt.logger.Info("agent: segment ended", "run", run.ID, "why", "run cancelled")
 	case errors.Is(context.Cause(ctx), ErrLeaseLost):
 		rt.logger.Info("agent: segment ended", "run", run.ID, "why", "lease lost")
-	case err == nil && s.settled:
+	case err == nil && s.settled: // the last step's record settled it
 	case err == nil:
 		s.settle(StatusCompleted, ReasonCompleted, "")
 	case errors.Is(context.Cause(ctx), errRunDeadline):
@@ -345,12 +345,13 @@ func (s *segment) recordCall(ctx context.Context, call model.ToolCall, outcome O
 // after a read-only call, the next thing is a model call, which nothing
 // else would stop.
 //
-// With a store that is a [StepRecorder], a tool step's or the last step's
-// boundary whose context is not cancelled is one statement: the append's guard is the probe, and the
-// fence comes down — or, with final (the step ends the run), the run is
-// settled as completed — in the same transaction, once the step is in
-// (step_record.go). A call that became a task takes the steps above: its
-// task is settled between the step and the fence.
+// With a store that is a [StepRecorder], the boundary of a tool step or of
+// the last step, whose context has not ended, is one statement: the
+// append's guard is the probe, and the fence comes down — or, with final
+// (the step ends the run), the run is settled as completed — in the same
+// transaction, once the step is in (step_record.go). A call that became a
+// task takes the steps above: its task is settled between the step and
+// the fence.
 func (s *segment) boundary(ctx context.Context, step *Step, clearFence, final bool) error {
 	store := s.rt.cfg.Store
 	// Bookkeeping outlives a cancelled or timed-out context.
