@@ -251,7 +251,7 @@ func (rt *Runtime) handOn(ctx context.Context, resumed *Run, owner string) error
 	rt.wg.Add(1)
 	go func() {
 		defer rt.wg.Done()
-		rt.execute(rt.baseCtx, resumed, owner)
+		rt.execute(rt.baseCtx, resumed, owner, begun{})
 	}()
 	return nil
 }

@@ -35,6 +35,11 @@ type segment struct {
 	// asked holds the seqs of the model steps this segment recorded: their
 	// calls were never made by an earlier segment.
 	asked map[int]bool
+	// fresh: the run's first segment, from its first claim. It has no
+	// steps to read back.
+	fresh bool
+	// settled: the run's last step settled it (StepRecorder).
+	settled bool
 	// leased is when the lease was last set (Unix nanoseconds): by the
 	// claim or resume, a renewal, or a fence. The runtime's renewer
 	// renews it (renewer.go), for every segment at once; a step boundary
@@ -44,15 +49,36 @@ type segment struct {
 	leased atomic.Int64
 }
 
+// begun says how a segment began.
+type begun struct {
+	// claimed: by a claim, not a resume. A run claimed for the first time
+	// (attempts 1) has no steps: no segment held it before.
+	claimed bool
+	// watched, if set, is execute's ctx with the run watched since before
+	// the claim that read its row (Watcher.watchClaim); stop ends that
+	// watch. Else execute watches the run, reading its row.
+	watched context.Context
+	stop    func()
+}
+
 // execute drives a claimed run. It never settles a run that was cancelled
 // (the row is terminal already) or whose lease it lost (someone else owns
 // it now).
-func (rt *Runtime) execute(ctx context.Context, run *Run, owner string) {
-	s := &segment{parent: ctx, rt: rt, run: run, owner: owner}
+func (rt *Runtime) execute(ctx context.Context, run *Run, owner string, how begun) {
+	s := &segment{parent: ctx, rt: rt, run: run, owner: owner, fresh: how.claimed && run.Attempts == 1}
 	s.leased.Store(rt.cfg.Now().UnixNano())
 	start := run.StartedAt
 	if start.IsZero() {
 		start = rt.cfg.Now()
+	}
+	// The whole segment is watched, so a cancel also stops a model call.
+	if how.watched != nil {
+		ctx = how.watched
+		defer how.stop()
+	} else {
+		var stop func()
+		ctx, stop = rt.watcher.Watch(WithRunID(ctx, run.ID), run.ID)
+		defer stop()
 	}
 	ctx, cancel := context.WithDeadlineCause(ctx, start.Add(rt.cfg.MaxRunTime), errRunDeadline)
 	defer cancel()
@@ -64,9 +90,6 @@ func (rt *Runtime) execute(ctx context.Context, run *Run, owner string) {
 	// is no longer ours.
 	release := rt.leases.hold(s, loseLease)
 	defer release()
-	// The whole segment is watched, so a cancel also stops a model call.
-	ctx, stop := rt.watcher.Watch(WithRunID(ctx, run.ID), run.ID)
-	defer stop()
 
 	err := s.loop(ctx)
 	var stopped *errStop
@@ -80,6 +103,7 @@ func (rt *Runtime) execute(ctx context.Context, run *Run, owner string) {
 		rt.logger.Info("agent: segment ended", "run", run.ID, "why", "run cancelled")
 	case errors.Is(context.Cause(ctx), ErrLeaseLost):
 		rt.logger.Info("agent: segment ended", "run", run.ID, "why", "lease lost")
+	case err == nil && s.settled: // the last step's record settled it
 	case err == nil:
 		s.settle(StatusCompleted, ReasonCompleted, "")
 	case errors.Is(context.Cause(ctx), errRunDeadline):
@@ -125,9 +149,11 @@ func (s *segment) loop(ctx context.Context) error {
 		return fmt.Errorf("%w: %w", errModel, err)
 	}
 	s.model = m
-	steps, err := s.rt.cfg.Store.StepList(ctx, s.run.ID)
-	if err != nil {
-		return fmt.Errorf("agent: reading the steps: %w", err)
+	var steps []*Step
+	if !s.fresh { // a first claim's run has no steps: a read for nothing
+		if steps, err = s.rt.cfg.Store.StepList(ctx, s.run.ID); err != nil {
+			return fmt.Errorf("agent: reading the steps: %w", err)
+		}
 	}
 	var decisions []*Approval
 	if len(steps) > 0 { // a decision names a model step: a fresh run has none
@@ -200,7 +226,9 @@ func (s *segment) modelTurn(ctx context.Context) error {
 	}
 	step := &Step{RunID: s.run.ID, At: start, Kind: StepModel, Round: round, Args: calls,
 		Text: truncate(resp.Text), Duration: s.rt.cfg.Now().Sub(start)}
-	if err := s.boundary(ctx, step, false); err != nil {
+	// A turn that asks for no tool ends the run (see loop): its step
+	// settles it too.
+	if err := s.boundary(ctx, step, false, len(resp.ToolCalls) == 0); err != nil {
 		return err
 	}
 	s.tr.messages = append(s.tr.messages, model.Message{Role: model.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls})
@@ -231,8 +259,15 @@ func (s *segment) toolCall(ctx context.Context, call model.ToolCall, pending *Pe
 		return s.recordCall(ctx, call, OutcomeDenied, fmt.Sprintf("The operator denied the call to tool %q.", call.Name), 0, false)
 	}
 	// A fresh read of the row right before anything is sent: no call goes
-	// out for a run that is already cancelled.
-	callCtx, stop := s.rt.watcher.watchCall(ctx, s.run.ID)
+	// out for a run that is already cancelled. For a write, the fence is
+	// that read: its stamp is guarded on the run running and held, after
+	// the watch is registered.
+	effect := tool.Effect()
+	watch := s.rt.watcher.watchCall
+	if effect.IsWrite() {
+		watch = s.rt.watcher.watchGuarded
+	}
+	callCtx, stop := watch(ctx, s.run.ID)
 	defer stop()
 	callCtx, endAsks := withAsker(callCtx, s, call.Name, s.tr.round) // its server may ask the operator
 	if s.cancelled(callCtx) {
@@ -240,15 +275,21 @@ func (s *segment) toolCall(ctx context.Context, call model.ToolCall, pending *Pe
 		stop() // nothing to signal: before the boundary, which waits for the signals (signals.go)
 		return s.recordCall(ctx, call, OutcomeCancelled, cancelledText(call.Name), 0, false)
 	}
-	effect := tool.Effect()
 	if effect.IsWrite() {
 		// The fence goes up before the write can happen, guarded by the
-		// lease: a segment without it cannot write at all, and a cancel
-		// since the read above clears the lease, so this loses.
+		// lease: a segment without it cannot write at all, and a
+		// cancelled run is no longer running, so this loses.
 		now := s.rt.cfg.Now()
 		ok, err := s.rt.cfg.Store.RunSetPendingEffect(ctx, s.run.ID, s.owner, effect, now.Add(s.rt.cfg.LeaseDuration))
 		if err != nil || !ok {
-			return s.lost(ctx)
+			if s.probeCancelled(context.WithoutCancel(ctx)) {
+				// Cancelled before anything was sent, as a read would
+				// have found: the call's step says so.
+				endAsks()
+				stop() // nothing to signal, as above
+				return s.recordCall(ctx, call, OutcomeCancelled, cancelledText(call.Name), 0, false)
+			}
+			return stopLeaseLost
 		}
 		s.leased.Store(now.UnixNano())
 	}
@@ -286,7 +327,7 @@ func cancelledText(tool string) string {
 func (s *segment) recordCall(ctx context.Context, call model.ToolCall, outcome Outcome, text string, took time.Duration, write bool) error {
 	step := &Step{RunID: s.run.ID, At: s.rt.cfg.Now().Add(-took), Kind: StepTool, Round: s.tr.round,
 		Tool: call.Name, Args: call.Arguments, Outcome: outcome, Text: truncate(text), Duration: took}
-	if err := s.boundary(ctx, step, write); err != nil {
+	if err := s.boundary(ctx, step, write, false); err != nil {
 		return err
 	}
 	s.tr.answer(step.Text)
@@ -308,11 +349,25 @@ func (s *segment) recordCall(ctx context.Context, call model.ToolCall, outcome O
 // per model turn that told nothing new. A tool step's boundary probes:
 // after a read-only call, the next thing is a model call, which nothing
 // else would stop.
-func (s *segment) boundary(ctx context.Context, step *Step, clearFence bool) error {
+//
+// With a store that is a [StepRecorder], the boundary of a tool step or of
+// the last step, whose context has not ended, is one statement: the
+// append's guard is the probe, and the fence comes down — or, with final
+// (the step ends the run), the run is settled as completed — in the same
+// transaction, once the step is in (step_record.go). A call that became a
+// task takes the steps above: its task is settled between the step and
+// the fence.
+func (s *segment) boundary(ctx context.Context, step *Step, clearFence, final bool) error {
 	store := s.rt.cfg.Store
 	// Bookkeeping outlives a cancelled or timed-out context.
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
+	// A model step that does not end the run has nothing to fold: no
+	// probe, no fence (and on SQLite its append shares a transaction with
+	// others', step_batch.go).
+	if rec, ok := store.(StepRecorder); ok && (step.Kind != StepModel || final) && s.task == nil && ctx.Err() == nil {
+		return s.record(bctx, rec, step, clearFence, final)
+	}
 	// A context cancelled with ErrRunCancelled is a read of the row
 	// already (the watcher's, or the renewer's), or this process's
 	// guarded cancel that won. A tool step still reads the row first all
@@ -367,6 +422,42 @@ func (s *segment) boundary(ctx context.Context, step *Step, clearFence bool) err
 	}
 	if ctx.Err() != nil && errors.Is(context.Cause(ctx), errRunDeadline) {
 		return ctx.Err()
+	}
+	return nil
+}
+
+// record is the boundary in one statement (see boundary).
+func (s *segment) record(ctx context.Context, rec StepRecorder, step *Step, clearFence, final bool) error {
+	now := s.rt.cfg.Now()
+	var then StepThen
+	if clearFence {
+		then.ClearFence, then.LeaseUntil = true, now.Add(s.rt.cfg.LeaseDuration)
+	}
+	if final {
+		then.Finish, then.Reason = StatusCompleted, ReasonCompleted
+	}
+	got, err := rec.StepRecord(ctx, s.owner, step, then)
+	switch {
+	case errors.Is(err, ErrLeaseLost):
+		return s.lost(ctx)
+	case err != nil:
+		// An unrecorded write is worse than a failed run: fail closed.
+		return fmt.Errorf("agent: recording a step: %w", err)
+	case got.Cancelled:
+		return stopCancelled // the step is in; the fence stays up
+	case final && !got.Done, clearFence && !got.Done:
+		return s.lost(ctx)
+	case final:
+		s.settled = true
+		return nil
+	case clearFence:
+		s.leased.Store(now.UnixNano())
+		return nil
+	case now.Sub(time.Unix(0, s.leased.Load())) < s.rt.cfg.LeaseDuration/2:
+		return nil // the renewer keeps it: see segment.leased
+	}
+	if ok, err := s.renew(ctx); err != nil || !ok {
+		return s.lost(ctx)
 	}
 	return nil
 }

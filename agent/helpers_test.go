@@ -228,6 +228,7 @@ func (s *toolSet) List(context.Context) ([]agent.Tool, error) {
 type countingStore struct {
 	*sqlstore.Store
 	statusReads atomic.Int64
+	stepLists   atomic.Int64 // StepList calls
 	failStatus  atomic.Bool
 	emptyClaims atomic.Int64 // claims that found nothing queued
 	renewals    atomic.Int64 // RunRenewLease calls, and leases RunRenewLeases was given
@@ -268,6 +269,11 @@ func (c *countingStore) RunClaim(ctx context.Context, owner string, leaseUntil t
 		c.emptyClaims.Add(1)
 	}
 	return run, err
+}
+
+func (c *countingStore) StepList(ctx context.Context, runID string) ([]*agent.Step, error) {
+	c.stepLists.Add(1)
+	return c.Store.StepList(ctx, runID)
 }
 
 func (c *countingStore) RunStatuses(ctx context.Context, ids []string) (map[string]agent.Status, error) {

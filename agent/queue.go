@@ -38,15 +38,22 @@ func (rt *Runtime) Work(ctx context.Context, runID string) error {
 	// The claim first: it is guarded (only a queued run is claimed), and
 	// a run handed out is nearly always queued, so reading the row before
 	// it was a statement per run for nothing.
+	// The run is watched from before the claim: the claim is guarded on
+	// the run being queued, so it is the read of the row that Watch would
+	// make, and a cancel after it finds the watch.
 	owner := rt.newOwner("worker")
+	watched, won, stop := rt.watcher.watchClaim(WithRunID(ctx, runID), runID)
 	claimed, err := rt.cfg.Store.RunClaimID(ctx, runID, owner, rt.cfg.Now().Add(rt.cfg.LeaseDuration))
 	if err != nil {
+		stop()
 		return fmt.Errorf("agent: claiming run %s: %w", runID, err)
 	}
 	if claimed != nil {
-		rt.execute(ctx, claimed, owner)
+		won()
+		rt.execute(ctx, claimed, owner, begun{claimed: true, watched: watched, stop: stop})
 		return nil
 	}
+	stop()
 	run, err := rt.cfg.Store.RunGet(ctx, runID)
 	if errors.Is(err, ErrNotFound) {
 		rt.logger.Warn("agent: the queue handed out a run that does not exist", "run", runID)

@@ -375,7 +375,7 @@ func (rt *Runtime) Run(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			rt.execute(ctx, run, owner)
+			rt.execute(ctx, run, owner, begun{claimed: true})
 		}()
 	}
 }

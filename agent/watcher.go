@@ -54,6 +54,9 @@ type Watcher struct {
 // watchedRun is a run with calls watched in this process.
 type watchedRun struct {
 	calls map[*watch]struct{}
+	// claiming counts the calls watched before a claim that has not won
+	// yet ([Watcher.watchClaim]): the run may be executing elsewhere.
+	claiming int
 	// cancelled: a read of the row said cancelled (or this process's
 	// guarded cancel won). Cancelled is terminal, so it is never unset; it
 	// is forgotten with the run once no call of it is watched.
@@ -108,6 +111,59 @@ func (w *Watcher) watchCall(ctx context.Context, runID string) (_ context.Contex
 }
 
 func (w *Watcher) watch(ctx context.Context, runID string, call bool) (_ context.Context, stop func()) {
+	wctx, known, stop := w.register(ctx, runID, false, call)
+	// Registered first, then read: a cancel that lands in between is seen
+	// by one or the other.
+	if known || w.isCancelled(ctx, runID) {
+		w.cancel(runID)
+	}
+	return wctx, stop
+}
+
+// watchGuarded is watchCall without its read, for a tool call whose next
+// statement is a write guarded on the run not being cancelled (the
+// fence): that statement reads the row after the registration, as
+// watchCall's read would, so a cancel is seen by the one or the other — by
+// the guard, which then loses, or by the watch. A run the watcher knows is
+// cancelled comes back cancelled at once, as from Watch.
+func (w *Watcher) watchGuarded(ctx context.Context, runID string) (_ context.Context, stop func()) {
+	wctx, known, stop := w.register(ctx, runID, false, true)
+	if known {
+		w.cancel(runID)
+	}
+	return wctx, stop
+}
+
+// watchClaim is a watch without its read, for a claim (guarded on the run
+// being queued, it reads the row after the registration, as watchGuarded's
+// fence does): until claimed is called (the claim won), the watch does not
+// count for [Watcher.Watches], since the run may be executing in another
+// process, which a cancel must then be announced to.
+func (w *Watcher) watchClaim(ctx context.Context, runID string) (_ context.Context, claimed, stop func()) {
+	wctx, known, unwatch := w.register(ctx, runID, true, false)
+	if known {
+		w.cancel(runID)
+	}
+	var once sync.Once
+	claimed = func() {
+		once.Do(func() {
+			w.mu.Lock()
+			if run := w.watched[runID]; run != nil {
+				run.claiming--
+			}
+			w.mu.Unlock()
+		})
+	}
+	return wctx, claimed, func() {
+		claimed() // a watch that ends counts no more, claimed or not
+		unwatch()
+	}
+}
+
+// register adds a watch of run runID, claiming (see watchClaim) or not, of
+// a tool call (see watchCall) or not, and reports whether the run is known
+// to be cancelled.
+func (w *Watcher) register(ctx context.Context, runID string, claiming, call bool) (_ context.Context, known bool, stop func()) {
 	wctx, cancel := context.WithCancelCause(ctx)
 	wt := &watch{cancel: cancel, call: call}
 	w.mu.Lock()
@@ -117,14 +173,12 @@ func (w *Watcher) watch(ctx context.Context, runID string, call bool) (_ context
 		w.watched[runID] = run
 	}
 	run.calls[wt] = struct{}{}
-	known := run.cancelled
-	w.mu.Unlock()
-	// Registered first, then read: a cancel that lands in between is seen
-	// by one or the other.
-	if known || w.isCancelled(ctx, runID) {
-		w.cancel(runID)
+	if claiming {
+		run.claiming++
 	}
-	return wctx, func() {
+	known = run.cancelled
+	w.mu.Unlock()
+	return wctx, known, func() {
 		w.mu.Lock()
 		delete(run.calls, wt)
 		if wt.counted {
@@ -178,7 +232,8 @@ func (w *Watcher) cancel(runID string) {
 func (w *Watcher) Watches(runID string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.watched[runID] != nil
+	run := w.watched[runID]
+	return run != nil && len(run.calls) > run.claiming
 }
 
 // Hint tells the watcher that run runID may have been cancelled elsewhere:

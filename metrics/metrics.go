@@ -134,7 +134,7 @@ func (m *Metrics) CountWatcherReads(w *agent.Watcher) error {
 	for _, read := range []string{"poll", "watch"} {
 		c := prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name:        "andon_watcher_store_reads_total",
-			Help:        "Run-status reads the cancel watcher made: one per poll however many calls are in flight (read=poll), one fresh read per watched call and per read of the runs hinted at by other processes (read=watch).",
+			Help:        "Run-status reads the cancel watcher made: one per poll however many calls are in flight (read=poll), one fresh read per watched call that no guarded write reads for (a claim, a write fence) and per read of the runs hinted at by other processes (read=watch).",
 			ConstLabels: prometheus.Labels{"read": read},
 		}, func() float64 {
 			polls, fresh := w.StoreReads()

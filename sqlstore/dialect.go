@@ -78,6 +78,13 @@ type dialect interface {
 	// stepInsert is the statement of a guarded step append; see
 	// [Store.StepAppend] for its arguments and what it returns.
 	stepInsert() string
+	// stepRecord is the one statement of a StepRecord (step_record.go)
+	// followed by then (nil: nothing), or "" where a statement cannot
+	// both insert and update (SQLite): then the store runs them in a
+	// transaction. It takes stepInsert's arguments, then then's, and
+	// returns the step's seq, the status the append's guard read, and
+	// whether then's UPDATE changed the row.
+	stepRecord(then *stepThen) string
 	// textArg encodes a step's text, stored whole whatever its bytes.
 	textArg(text string) any
 	// lockSecrets keeps secrets from being written by others until tx

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -186,6 +187,49 @@ func (d *postgres) stepInsert() string {
 		INSERT INTO steps (` + stepColumns + `)
 			SELECT run_id, last_seq, $1, $2, $3, $4, $5, $6, $7, $8 FROM next
 		RETURNING seq`
+}
+
+// stepRecord is stepInsert, whose guard also returns the status it
+// locked, then then's UPDATE, which runs only if the step went in
+// (EXISTS on the insert) and, since the guard holds the row locked until
+// the statement commits, on the row as the guard read it: a cancel
+// waits for the statement, or the statement for the cancel and then reads
+// cancelled. then's placeholders follow the step's, from $11.
+func (d *postgres) stepRecord(then *stepThen) string {
+	// With an UPDATE to follow, the guard locks the row as the UPDATE
+	// will: two statements that each held it FOR SHARE and then wanted to
+	// update it (a boundary and a concurrent append of the run) would
+	// deadlock.
+	lock := `FOR SHARE`
+	if then != nil {
+		lock = `FOR NO KEY UPDATE`
+	}
+	held := `WITH held AS (
+			SELECT id, status FROM runs WHERE id = $9 AND ` + fmt.Sprintf(heldForSteps, "$10") + `
+			` + lock + `),
+		next AS (
+			INSERT INTO step_seqs AS c (run_id, last_seq)
+				SELECT id, 1 FROM held
+			ON CONFLICT (run_id) DO UPDATE SET last_seq = c.last_seq + 1
+			RETURNING run_id, last_seq),
+		appended AS (
+			INSERT INTO steps (` + stepColumns + `)
+				SELECT run_id, last_seq, $1, $2, $3, $4, $5, $6, $7, $8 FROM next
+			RETURNING seq)`
+	if then == nil {
+		return held + `
+		SELECT appended.seq, held.status, false FROM appended, held`
+	}
+	set := then.set
+	for n := 11; strings.Contains(set, "?"); n++ {
+		set = strings.Replace(set, "?", "$"+strconv.Itoa(n), 1)
+	}
+	return held + `,
+		followed AS (
+			UPDATE runs SET ` + set + `
+			WHERE id = $9 AND ` + then.guard + ` AND lease_owner = $10 AND EXISTS (SELECT 1 FROM appended)
+			RETURNING id)
+		SELECT appended.seq, held.status, EXISTS (SELECT 1 FROM followed) FROM appended, held`
 }
 
 // textArg: the column is bytea, since a step's text may hold a NUL or a

@@ -63,8 +63,17 @@ type jobs[TTx any] struct {
 	client *river.Client[TTx]
 }
 
+// fetchCooldown is the least time between two fetches of a worker client,
+// and between two insert notifications of a queue from the store's
+// inserting client: River notifies the workers of an insert at most once
+// per cooldown and queue, and a worker whose slots are free fetches only
+// when notified (or at its 1 s poll). With River's default of 100 ms, a
+// run inserted after a notification waited for the next one, up to 100 ms,
+// however idle the workers were.
+const fetchCooldown = 5 * time.Millisecond
+
 func newJobs[TTx any](driver riverdriver.Driver[TTx]) (*jobs[TTx], error) {
-	client, err := river.NewClient(driver, &river.Config{Logger: slog.New(slog.DiscardHandler)})
+	client, err := river.NewClient(driver, &river.Config{Logger: slog.New(slog.DiscardHandler), FetchCooldown: fetchCooldown})
 	if err != nil {
 		return nil, fmt.Errorf("making the River client: %w", err)
 	}
@@ -161,7 +170,7 @@ func (q *queue[TTx]) Work(ctx context.Context, limit int, work func(ctx context.
 		JobTimeout:           -1,
 		RescueStuckJobsAfter: rescue,
 		// A queued run starts a few milliseconds after its insert.
-		FetchCooldown: 5 * time.Millisecond,
+		FetchCooldown: fetchCooldown,
 		Logger:        logger,
 	})
 	if err != nil {

@@ -233,6 +233,11 @@ func (d *sqlite) stepInsert() string {
 		RETURNING seq`
 }
 
+// stepRecord: SQLite has no data-modifying WITH, so a StepRecord is a
+// transaction of the statements; on the one local writer they cost no
+// round trips.
+func (d *sqlite) stepRecord(*stepThen) string { return "" }
+
 // textArg is the text as it is: the column is TEXT, which takes any bytes.
 func (d *sqlite) textArg(text string) any { return text }
 

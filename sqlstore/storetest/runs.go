@@ -84,6 +84,8 @@ func ExerciseRuns(t *testing.T, newStore func(t *testing.T) agent.Store) {
 		{"StepAppendToAnUnknownRunIsNotFound", testStepAppendUnknown},
 		{"StepsOfACancelledRunComeOnlyFromTheSegmentThatHeldIt", testStepAppendCancelled},
 		{"ASegmentWithoutTheLeaseAppendsNoStep", testStepAppendNeedsTheLease},
+		{"AToolStepsRecordClearsTheFenceUnlessTheRunWasCancelled", testStepRecordClearsFence},
+		{"TheLastStepsRecordSettlesTheRun", testStepRecordFinishes},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
