@@ -111,6 +111,11 @@ type Config struct {
 	// if Actor.Admin and operator otherwise — for an API embedded in a
 	// program or a test; `andon serve` always sets it.
 	Tokens token.Store
+	// TokenCancel, if set with Tokens, makes an operator's cancel one
+	// round trip to the store: the token's check and the cancel in one
+	// statement (see cancel_token.go). Nil: the token is read, then the
+	// run cancelled.
+	TokenCancel TokenCanceller
 	// Inputs, if set, shows the question a run waiting for input waits
 	// on, in its detail (see input.go). Nil: none is shown.
 	Inputs agent.InputStore
@@ -213,7 +218,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.route(mux, "POST /v1/runs", token.RoleOperator, s.createRun)
 	s.route(mux, "GET /v1/runs", token.RoleViewer, s.listRuns)
 	s.route(mux, "GET /v1/runs/{id}", token.RoleViewer, s.showRun)
-	s.route(mux, "POST /v1/runs/{id}/cancel", token.RoleOperator, s.cancelRun)
+	s.routeFirst(mux, "POST /v1/runs/{id}/cancel", token.RoleOperator, s.cancelByToken, s.cancelRun)
 	s.route(mux, "POST /v1/runs/{id}/approve", token.RoleOperator, s.decide(true))
 	s.route(mux, "POST /v1/runs/{id}/deny", token.RoleOperator, s.decide(false))
 	s.inputRoutes(mux) // answer, decline: see input.go
@@ -379,7 +384,12 @@ func (s *server) cancelRun(w http.ResponseWriter, r *http.Request) {
 		s.failRun(w, r, err)
 		return
 	}
-	took := s.cfg.Now().Sub(start)
+	s.answerCancel(w, r, id, s.cfg.Now().Sub(start), report)
+}
+
+// answerCancel answers a cancel of run id that won, which took took: the
+// run as it is now, and what became of its tasks.
+func (s *server) answerCancel(w http.ResponseWriter, r *http.Request, id string, took time.Duration, report *agent.CancelReport) {
 	s.events.nudge()
 	run, err := s.cfg.Store.RunGet(r.Context(), id)
 	if err != nil {

@@ -28,6 +28,7 @@ import (
 	"github.com/andonhq/andon/model"
 	"github.com/andonhq/andon/model/script"
 	"github.com/andonhq/andon/sqlstore"
+	"github.com/andonhq/andon/sqlstore/pgtest"
 	"github.com/andonhq/andon/token"
 )
 
@@ -56,6 +57,10 @@ type options struct {
 	// tokens turns authentication on, with the store's tokens (and an
 	// audit log, which it needs). f.client then carries an admin token.
 	tokens bool
+	// postgres puts the store on the test PostgreSQL, in a fresh schema,
+	// instead of a SQLite file; with tokens, the API cancels with the
+	// store's TokenCanceller.
+	postgres bool
 	// configure, if set, changes the API's config before the handler is
 	// made.
 	configure func(*api.Config)
@@ -88,7 +93,11 @@ func newFixture(t *testing.T, o options) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	dbPath := filepath.Join(t.TempDir(), "andon.db")
-	st, err := sqlstore.Open(ctx, dbPath)
+	dsn := dbPath
+	if o.postgres {
+		dsn = pgtest.Schema(t)
+	}
+	st, err := sqlstore.Open(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,6 +150,9 @@ func newFixture(t *testing.T, o options) *fixture {
 	}
 	if o.tokens {
 		cfg.Tokens = st
+		if tc, ok := st.TokenCanceller(); ok {
+			cfg.TokenCancel = tc
+		}
 	}
 	if o.configure != nil {
 		o.configure(&cfg)

@@ -64,15 +64,39 @@ type route struct {
 
 // route registers h for pattern on mux, behind authentication and a check
 // that the request's role is at least min (anyone: no token needed). Every
-// route of the API is registered this way, so that none is left open by
-// mistake and the OpenAPI document can be checked against the list.
+// route of the API is registered this way (or with [server.routeFirst]),
+// so that none is left open by mistake and the OpenAPI document can be
+// checked against the list.
 func (s *server) route(mux *http.ServeMux, pattern string, min token.Role, h http.HandlerFunc) {
 	s.routes = append(s.routes, route{pattern, min})
 	if min == anyone {
 		mux.HandleFunc(pattern, h)
 		return
 	}
+	mux.HandleFunc(pattern, s.authenticated(min, h))
+}
+
+// routeFirst is route for a route with a way to serve a request in fewer
+// trips to the store: first tries it before anything else, and serves the
+// request (true) only where the ordinary way would have served it too,
+// with the same answer; otherwise (false, nothing written) the request goes
+// the ordinary way, authentication first — so every refusal, and its
+// audit row, is the ordinary way's.
+func (s *server) routeFirst(mux *http.ServeMux, pattern string, min token.Role,
+	first func(w http.ResponseWriter, r *http.Request, least token.Role) bool, h http.HandlerFunc) {
+	s.routes = append(s.routes, route{pattern, min})
+	ordinary := s.authenticated(min, h)
 	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if !first(w, r, min) {
+			ordinary(w, r)
+		}
+	})
+}
+
+// authenticated is h behind authentication and a check that the
+// request's role is at least min.
+func (s *server) authenticated(min token.Role, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		p, reason, err := s.authenticate(r)
 		if err != nil {
 			s.cfg.Logger.Warn("api: reading the token store failed", "error", err)
@@ -88,16 +112,23 @@ func (s *server) route(mux *http.ServeMux, pattern string, min token.Role, h htt
 				"this needs the role "+string(min)+" or above; your token's is "+string(p.role))
 			return
 		}
-		// The token's use is recorded alongside the request, not before
-		// it: a cancel must not wait for a write that is bookkeeping.
-		// (Once a minute per token: most requests have nothing to record.)
-		if s.touchDue(p) {
-			var touched sync.WaitGroup
-			touched.Go(func() { s.touch(context.WithoutCancel(r.Context()), p) })
-			defer touched.Wait()
-		}
+		defer s.touchAlongside(r, p)()
 		h(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
-	})
+	}
+}
+
+// touchAlongside starts recording p's token's use, if a record is due,
+// and returns what waits for it. The token's use is recorded alongside
+// the request, not before it: a cancel must not wait for a write that is
+// bookkeeping. (Once a minute per token: most requests have nothing to
+// record.)
+func (s *server) touchAlongside(r *http.Request, p *principal) (wait func()) {
+	if !s.touchDue(p) {
+		return func() {}
+	}
+	var touched sync.WaitGroup
+	touched.Go(func() { s.touch(context.WithoutCancel(r.Context()), p) })
+	return touched.Wait
 }
 
 // authenticate finds who r acts as. reason is not empty if r may not be
@@ -107,17 +138,9 @@ func (s *server) authenticate(r *http.Request) (p *principal, reason string, err
 	if s.cfg.Tokens == nil {
 		return &s.local, "", nil
 	}
-	h := r.Header.Get("Authorization")
-	if h == "" {
-		return nil, "no token", nil
-	}
-	scheme, secret, ok := strings.Cut(h, " ")
-	secret = strings.TrimSpace(secret)
-	if !ok || !strings.EqualFold(scheme, "Bearer") || secret == "" {
-		return nil, "not a bearer token", nil
-	}
-	if !strings.HasPrefix(secret, token.Prefix) {
-		return nil, "unknown token", nil
+	secret, reason := bearerSecret(r)
+	if reason != "" {
+		return nil, reason, nil
 	}
 	// Looking the hash up is not a timing oracle: a client controls the
 	// secret, not its hash, so how far an index walk gets tells it nothing.
@@ -128,11 +151,36 @@ func (s *server) authenticate(r *http.Request) (p *principal, reason string, err
 	if err != nil {
 		return nil, "", err
 	}
+	p, reason = principalOf(t)
+	return p, reason, nil
+}
+
+// bearerSecret is the token r sends; reason is not empty if it sends none
+// that could be one.
+func bearerSecret(r *http.Request) (secret, reason string) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return "", "no token"
+	}
+	scheme, secret, ok := strings.Cut(h, " ")
+	secret = strings.TrimSpace(secret)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || secret == "" {
+		return "", "not a bearer token"
+	}
+	if !strings.HasPrefix(secret, token.Prefix) {
+		return "", "unknown token"
+	}
+	return secret, ""
+}
+
+// principalOf is who a request with token t acts as; reason is not empty
+// if t may not be used.
+func principalOf(t *token.Token) (p *principal, reason string) {
 	p = &principal{actor: agent.Actor{ID: t.Name, Admin: t.Role == token.RoleAdmin}, role: t.Role, token: t}
 	if !t.RevokedAt.IsZero() {
-		return p, "revoked token", nil
+		return p, "revoked token"
 	}
-	return p, "", nil
+	return p, ""
 }
 
 // touch records that p's token was used, if its record is stale by

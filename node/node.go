@@ -176,9 +176,13 @@ func New(ctx context.Context, cfg *Config) (_ *Node, err error) {
 	if err := n.metrics.CountWatcherReads(n.rt.Watcher()); err != nil {
 		return nil, err
 	}
-	if n.handler, err = api.NewHandler(api.Config{Runtime: n.rt, Store: n.store, Audit: n.audit, Tokens: n.store,
+	acfg := api.Config{Runtime: n.rt, Store: n.store, Audit: n.audit, Tokens: n.store,
 		Catalogue: n.cat, Metrics: n.metrics, Logger: logger, Stop: streams, Inputs: n.store,
-		Connect: &api.Connect{Setup: catalogue.OAuthSetup{Egress: ecfg, Vault: n.vault}, Server: n.cat.Server}}); err != nil {
+		Connect: &api.Connect{Setup: catalogue.OAuthSetup{Egress: ecfg, Vault: n.vault}, Server: n.cat.Server}}
+	if tc, ok := n.store.TokenCanceller(); ok {
+		acfg.TokenCancel = tc // one round trip per cancel (PostgreSQL)
+	}
+	if n.handler, err = api.NewHandler(acfg); err != nil {
 		return nil, err
 	}
 	return n, nil

@@ -33,6 +33,9 @@ type Store interface {
 	// Notifier returns the store's cancel bus, if it has one: PostgreSQL's
 	// LISTEN/NOTIFY.
 	Notifier() (sqlstore.Notifier, bool)
+	// TokenCanceller returns what checks an API token and cancels in one
+	// statement, if the database can: PostgreSQL.
+	TokenCanceller() (sqlstore.TokenCanceller, bool)
 }
 
 var _ Store = (*sqlstore.Store)(nil)

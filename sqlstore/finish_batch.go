@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/token"
 )
 
 // Group commit of unguarded finishes. An operator's "stop everything", or
@@ -37,12 +38,17 @@ type finishKey struct {
 	// notify, for a cancel: the statement announces the runs it cancels
 	// to the other processes, where the dialect can (PostgreSQL's NOTIFY).
 	notify bool
+	// byToken, for a cancel: who may cancel is the API token of this
+	// hash, read and re-checked in the statement (run_cancel_token.go),
+	// not owner.
+	byToken tokenGuard
 }
 
 // finishReq is one RunFinish waiting for its statement.
 type finishReq struct {
 	id   string
 	won  bool
+	tok  *token.Token // a cancel by token: the token its statement read, nil if none
 	err  error
 	done chan struct{}
 }
@@ -63,6 +69,12 @@ func newFinishBatcher() *finishBatcher {
 // ctx ends meanwhile (a statement has at most maxFinishBatch rows and its
 // own time bound), so that its answer says what the row says.
 func (s *Store) finishBatched(ctx context.Context, key finishKey, id string) (bool, error) {
+	req := s.finishWait(ctx, key, id)
+	return req.won, req.err
+}
+
+// finishWait is finishBatched, answering with the whole request.
+func (s *Store) finishWait(ctx context.Context, key finishKey, id string) *finishReq {
 	b := s.finishes
 	req := &finishReq{id: id, done: make(chan struct{})}
 	b.mu.Lock()
@@ -76,7 +88,7 @@ func (s *Store) finishBatched(ctx context.Context, key finishKey, id string) (bo
 		s.writeFinishes(context.WithoutCancel(ctx), key, req)
 	}
 	<-req.done
-	return req.won, req.err
+	return req
 }
 
 // finishWriteTimeout bounds one batch's statement.
@@ -110,12 +122,12 @@ func (s *Store) writeFinishes(ctx context.Context, key finishKey, own *finishReq
 		// Urgent: the row must say cancelled before the call on the wire
 		// is stopped, so this write goes ahead of the others.
 		wctx, cancel := context.WithTimeout(urgent(ctx), finishWriteTimeout)
-		won, err := s.finishMany(wctx, key, ids)
+		won, tok, err := s.finishMany(wctx, key, ids)
 		cancel()
 		for _, r := range batch {
 			// Two cancels of one run in one batch: the first wins,
 			// as the first of two statements would.
-			r.won, r.err = won[r.id], err
+			r.won, r.tok, r.err = won[r.id], tok, err
 			delete(won, r.id)
 			close(r.done)
 		}
@@ -127,15 +139,12 @@ func (s *Store) writeFinishes(ctx context.Context, key finishKey, own *finishReq
 }
 
 // finishMany is RunFinish without an owner for every run of ids, in one
-// statement; it returns the runs it finished.
-func (s *Store) finishMany(ctx context.Context, key finishKey, ids []string) (map[string]bool, error) {
-	in, list := s.d.idIn(ids)
-	stmt := `UPDATE runs SET status = ?, reason = ?, error = ?, finished_at = ?,
-			suspended = NULL, lease_expires = 0
-		WHERE id ` + in + ` AND status NOT IN ` + terminal
-	args := []any{string(key.to), string(key.reason), key.text, time.Now().UnixNano(), list}
-	if key.cancel {
-		stmt, args = cancelGuard(stmt, args, key.owner)
+// statement; it returns the runs it finished (and, for a cancel by token,
+// the token its statement read).
+func (s *Store) finishMany(ctx context.Context, key finishKey, ids []string) (map[string]bool, *token.Token, error) {
+	stmt, args := finishUpdate(s.d, key, ids)
+	if key.byToken.hash != "" {
+		return s.cancelManyByToken(ctx, key, stmt, args)
 	}
 	stmt += ` RETURNING id`
 	if key.notify {
@@ -143,16 +152,35 @@ func (s *Store) finishMany(ctx context.Context, key finishKey, ids []string) (ma
 	}
 	rs, err := s.d.query(ctx, stmt, args...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlstore: finishing %d runs: %w", len(ids), err)
+		return nil, nil, fmt.Errorf("sqlstore: finishing %d runs: %w", len(ids), err)
 	}
 	defer rs.Close()
 	won, err := collect(rs, "finishing runs", scanID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := make(map[string]bool, len(won))
-	for _, id := range won {
+	return idSet(won), nil, nil
+}
+
+// finishUpdate is finishMany's guarded UPDATE of the runs ids, without its
+// RETURNING clause, and its arguments.
+func finishUpdate(d dialect, key finishKey, ids []string) (string, []any) {
+	in, list := d.idIn(ids)
+	stmt := `UPDATE runs SET status = ?, reason = ?, error = ?, finished_at = ?,
+			suspended = NULL, lease_expires = 0
+		WHERE id ` + in + ` AND status NOT IN ` + terminal
+	args := []any{string(key.to), string(key.reason), key.text, time.Now().UnixNano(), list}
+	if key.cancel {
+		stmt, args = cancelGuard(stmt, args, key.owner)
+	}
+	return stmt, args
+}
+
+// idSet is ids as a set.
+func idSet(ids []string) map[string]bool {
+	out := make(map[string]bool, len(ids))
+	for _, id := range ids {
 		out[id] = true
 	}
-	return out, nil
+	return out
 }

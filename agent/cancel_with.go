@@ -1,0 +1,32 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+)
+
+// StoreCancel is a cancel of one run that a caller makes in its store, in a
+// statement that also authorises it by means the runtime does not know: the
+// API's token, read and re-checked in the statement that cancels. announce
+// is as for [RunCanceller.RunCancel]. by is who the cancel acted as; won
+// and announced are as RunCancel's: won only if the run row moved to
+// cancelled, and the run had no MCP task.
+type StoreCancel func(ctx context.Context, announce bool) (by Actor, won, announced bool, err error)
+
+// CancelRunWith cancels run runID with cancel instead of the runtime's own
+// statement, for a caller that authenticates in the same round trip as it
+// cancels. If cancel won, what follows is what follows a cancel by
+// CancelRun — this process's calls of the run are cancelled, and OnCancel
+// is told — and CancelRunWith returns true. Otherwise nothing changed, and
+// it returns false: the caller then goes the ordinary way (authorise, then
+// CancelRun), which says why or, for a run with tasks, cancels them.
+func (rt *Runtime) CancelRunWith(ctx context.Context, runID string, cancel StoreCancel) (bool, error) {
+	by, won, announced, err := cancel(ctx, rt.announces(runID))
+	if err != nil {
+		return false, fmt.Errorf("agent: cancelling run %s: %w", runID, err)
+	}
+	if won {
+		rt.cancelled(ctx, by, runID, announced)
+	}
+	return won, nil
+}
