@@ -39,16 +39,11 @@ func TestHTTPSSERefusedPostFailsTheCall(t *testing.T) {
 		}
 		inner.ServeHTTP(w, r)
 	}))
-	t.Cleanup(hs.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), ssePatience)
 	defer cancel()
-	c, err := mcp.Connect(ctx, mcp.HTTP(hs.URL, hs.Client()), &mcp.ClientOptions{ProtocolVersion: mcp.Version20241105})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := connectLegacySSE(ctx, t, hs)
 
-	_, err = c.CallTool(ctx, "echo", map[string]any{"text": "refuse-me"}, nil)
+	_, err := c.CallTool(ctx, "echo", map[string]any{"text": "refuse-me"}, nil)
 	var he *mcp.HTTPError
 	if !errors.As(err, &he) || he.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("CallTool with its POST refused = %v, want an HTTPError with status 503", err)
@@ -102,21 +97,16 @@ func TestHTTPSSECancelNeverOvertakesItsRequest(t *testing.T) {
 		}
 		inner.ServeHTTP(w, r)
 	}))
-	t.Cleanup(hs.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), ssePatience)
 	defer cancel()
-	c, err := mcp.Connect(ctx, mcp.HTTP(hs.URL, hs.Client()), &mcp.ClientOptions{ProtocolVersion: mcp.Version20241105})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := connectLegacySSE(ctx, t, hs)
 
 	callCtx, cancelCall := context.WithCancel(ctx)
 	go func() {
 		<-callArrived
 		cancelCall()
 	}()
-	_, err = c.CallTool(callCtx, "slow", map[string]any{"ms": 30000}, nil)
+	_, err := c.CallTool(callCtx, "slow", map[string]any{"ms": 30000}, nil)
 	close(callerReturned)
 	if !errors.Is(err, mcp.ErrCancelled) {
 		t.Fatalf("CallTool cancelled while its POST was held = %v, want ErrCancelled", err)
@@ -132,6 +122,19 @@ func TestHTTPSSECancelNeverOvertakesItsRequest(t *testing.T) {
 }
 
 // methods lists the methods of records.
+// connectLegacySSE connects to hs over 2024-11-05 HTTP+SSE; both are
+// closed when t ends.
+func connectLegacySSE(ctx context.Context, t *testing.T, hs *httptest.Server) *mcp.Client {
+	t.Helper()
+	t.Cleanup(hs.Close)
+	c, err := mcp.Connect(ctx, mcp.HTTP(hs.URL, hs.Client()), &mcp.ClientOptions{ProtocolVersion: mcp.Version20241105})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 func methods(recs []mcptest.Record) []string {
 	var out []string
 	for _, r := range recs {

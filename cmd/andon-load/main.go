@@ -299,6 +299,15 @@ func memory(res *loadtest.Result) string {
 	return fmt.Sprintf("heap_per_run_B=%.0f stack_per_run_B=%.0f", res.HeapPerRun, res.StackPerRun)
 }
 
+// writeProfile writes the runtime profile called name to the file at path.
+func writeProfile(name, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	return errors.Join(pprof.Lookup(name).WriteTo(f, 0), f.Close())
+}
+
 // profiles starts the profiles o asks for; the function returned writes
 // them.
 func profiles(o options) (func() error, error) {
@@ -320,22 +329,14 @@ func profiles(o options) (func() error, error) {
 		runtime.SetBlockProfileRate(int(10 * time.Microsecond))
 		stops = append(stops, func() error {
 			runtime.SetBlockProfileRate(0)
-			f, err := os.Create(o.blockProfile)
-			if err != nil {
-				return err
-			}
-			return errors.Join(pprof.Lookup("block").WriteTo(f, 0), f.Close())
+			return writeProfile("block", o.blockProfile)
 		})
 	}
 	if o.mutexProfile != "" {
 		runtime.SetMutexProfileFraction(1)
 		stops = append(stops, func() error {
 			runtime.SetMutexProfileFraction(0)
-			f, err := os.Create(o.mutexProfile)
-			if err != nil {
-				return err
-			}
-			return errors.Join(pprof.Lookup("mutex").WriteTo(f, 0), f.Close())
+			return writeProfile("mutex", o.mutexProfile)
 		})
 	}
 	if o.trace != "" {
