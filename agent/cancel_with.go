@@ -21,6 +21,11 @@ type StoreCancel func(ctx context.Context, announce bool) (by Actor, won, announ
 // it returns false: the caller then goes the ordinary way (authorise, then
 // CancelRun), which says why or, for a run with tasks, cancels them.
 func (rt *Runtime) CancelRunWith(ctx context.Context, runID string, cancel StoreCancel) (bool, error) {
+	// Counted from before the row is written until this process's calls
+	// of the run are cancelled (and counted themselves): the cancelled
+	// runs' bookkeeping waits for it (signals.go).
+	end := rt.watcher.beginCancel()
+	defer end()
 	by, won, announced, err := cancel(ctx, rt.announces(runID))
 	if err != nil {
 		return false, fmt.Errorf("agent: cancelling run %s: %w", runID, err)

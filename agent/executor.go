@@ -404,21 +404,14 @@ func (s *segment) boundary(ctx context.Context, step *Step, clearFence, final bo
 	// A task the step answers is settled before the fence comes down: a
 	// worker that takes over in between finds the call answered.
 	s.settleTask(bctx)
-	var ok bool
-	var err error
-	switch {
-	case clearFence:
+	if clearFence {
 		now := s.rt.cfg.Now()
-		if ok, err = store.RunSetPendingEffect(bctx, s.run.ID, s.owner, "", now.Add(s.rt.cfg.LeaseDuration)); ok {
-			s.leased.Store(now.UnixNano())
+		if ok, err := store.RunSetPendingEffect(bctx, s.run.ID, s.owner, "", now.Add(s.rt.cfg.LeaseDuration)); err != nil || !ok {
+			return s.lost(bctx)
 		}
-	case s.rt.cfg.Now().Sub(time.Unix(0, s.leased.Load())) < s.rt.cfg.LeaseDuration/2:
-		ok = true // the renewer keeps it: see segment.leased
-	default:
-		ok, err = s.renew(bctx)
-	}
-	if err != nil || !ok {
-		return s.lost(bctx)
+		s.leased.Store(now.UnixNano())
+	} else if err := s.keepLease(bctx, s.rt.cfg.Now()); err != nil {
+		return err
 	}
 	if ctx.Err() != nil && errors.Is(context.Cause(ctx), errRunDeadline) {
 		return ctx.Err()
@@ -453,8 +446,15 @@ func (s *segment) record(ctx context.Context, rec StepRecorder, step *Step, clea
 	case clearFence:
 		s.leased.Store(now.UnixNano())
 		return nil
-	case now.Sub(time.Unix(0, s.leased.Load())) < s.rt.cfg.LeaseDuration/2:
-		return nil // the renewer keeps it: see segment.leased
+	}
+	return s.keepLease(ctx, now)
+}
+
+// keepLease renews the lease at a step boundary if, at now, it is stale by
+// half its duration; fresher, the renewer keeps it (see segment.leased).
+func (s *segment) keepLease(ctx context.Context, now time.Time) error {
+	if now.Sub(time.Unix(0, s.leased.Load())) < s.rt.cfg.LeaseDuration/2 {
+		return nil
 	}
 	if ok, err := s.renew(ctx); err != nil || !ok {
 		return s.lost(ctx)

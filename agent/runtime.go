@@ -253,22 +253,21 @@ func (rt *Runtime) Cancel(ctx context.Context, actor Actor, runID string) error 
 // to cancel them as below.
 func (rt *Runtime) CancelRun(ctx context.Context, actor Actor, runID string) (*CancelReport, error) {
 	start := rt.cfg.Now()
-	// Counted from before the row is written until this process's calls
-	// of the run are cancelled (and counted themselves): the cancelled
-	// runs' bookkeeping waits for it (signals.go).
-	end := rt.watcher.beginCancel()
-	defer end()
 	if c, ok := rt.cfg.Store.(RunCanceller); ok {
-		won, announced, err := c.RunCancel(ctx, runID, actor, rt.announces(runID))
+		won, err := rt.CancelRunWith(ctx, runID, func(ctx context.Context, announce bool) (Actor, bool, bool, error) {
+			won, announced, err := c.RunCancel(ctx, runID, actor, announce)
+			return actor, won, announced, err
+		})
 		if err != nil {
-			return nil, fmt.Errorf("agent: cancelling run %s: %w", runID, err)
+			return nil, err
 		}
 		if won {
-			rt.cancelled(ctx, actor, runID, announced)
-			end()
 			return &CancelReport{}, nil // no task: the guard said so
 		}
 	}
+	// Counted as in CancelRunWith.
+	end := rt.watcher.beginCancel()
+	defer end()
 	run, err := rt.cfg.Store.RunGet(ctx, runID)
 	if err != nil {
 		return nil, err
