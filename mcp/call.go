@@ -448,14 +448,7 @@ const abandonGrace = 50 * time.Millisecond
 // whether it went out. A failure is logged and goes no further: it must
 // never replace the caller's error or break the connection.
 func (c *Client) sendCancelled(ctx context.Context, id int64, reason string) bool {
-	raw, _ := json.Marshal(c.cancelledParams(id, reason))
-	err := c.conn.send(ctx, &jsonrpc.Message{Method: "notifications/cancelled", Params: raw})
-	if err != nil {
-		c.logger.Warn("mcp: could not send cancellation notification", "request_id", id, "error", err)
-		return false
-	}
-	c.logger.Debug("mcp: sent cancellation notification", "request_id", id)
-	return true
+	return c.cancelSent(id, c.conn.send(ctx, c.cancelledMessage(id, reason)))
 }
 
 // directSender is a connection that can write a message at once, from the
@@ -470,28 +463,35 @@ type directSender interface {
 // failed, which it logs). Otherwise nothing was sent, and the caller sends
 // it the ordinary way.
 func (c *Client) sendCancelledNow(ds directSender, id int64, sentAt func()) bool {
-	raw, _ := json.Marshal(c.cancelledParams(id, "request cancelled by the client"))
-	written, err := ds.sendNow(&jsonrpc.Message{Method: "notifications/cancelled", Params: raw})
-	switch {
-	case !written:
+	written, err := ds.sendNow(c.cancelledMessage(id, "request cancelled by the client"))
+	if !written {
 		return false
-	case err != nil:
-		c.logger.Warn("mcp: could not send cancellation notification", "request_id", id, "error", err)
-	default:
-		c.logger.Debug("mcp: sent cancellation notification", "request_id", id)
-		if sentAt != nil {
-			sentAt()
-		}
+	}
+	if c.cancelSent(id, err) && sentAt != nil {
+		sentAt()
 	}
 	return true
 }
 
-func (c *Client) cancelledParams(id int64, reason string) cancelledParams {
+// cancelledMessage is the notifications/cancelled of request id.
+func (c *Client) cancelledMessage(id int64, reason string) *jsonrpc.Message {
 	params := cancelledParams{RequestID: id, Reason: reason}
 	if c.rev.metaEnvelope {
 		params.Meta = c.requestMeta("")
 	}
-	return params
+	raw, _ := json.Marshal(params)
+	return &jsonrpc.Message{Method: "notifications/cancelled", Params: raw}
+}
+
+// cancelSent logs what became of request id's cancellation notification,
+// whose send returned err, and reports whether it went out.
+func (c *Client) cancelSent(id int64, err error) bool {
+	if err != nil {
+		c.logger.Warn("mcp: could not send cancellation notification", "request_id", id, "error", err)
+		return false
+	}
+	c.logger.Debug("mcp: sent cancellation notification", "request_id", id)
+	return true
 }
 
 // newProgressToken returns a progress token unique on this client.
