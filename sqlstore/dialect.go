@@ -30,9 +30,9 @@ type querier interface {
 // tx is a transaction, which can also insert River jobs.
 type tx interface {
 	querier
-	// enqueue inserts run runID's River job in the transaction and
-	// returns its id.
-	enqueue(ctx context.Context, runID string) (int64, error)
+	// enqueue inserts the River jobs of runs runIDs in the transaction,
+	// in one statement, and returns their ids in the same order.
+	enqueue(ctx context.Context, runIDs ...string) ([]int64, error)
 	// cancelJob cancels River job jobID in the transaction.
 	cancelJob(ctx context.Context, jobID int64) error
 }

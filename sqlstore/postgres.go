@@ -297,8 +297,8 @@ type pgTx struct {
 	jobs *jobs[pgx.Tx]
 }
 
-func (t *pgTx) enqueue(ctx context.Context, runID string) (int64, error) {
-	return t.jobs.enqueue(ctx, t.tx, runID)
+func (t *pgTx) enqueue(ctx context.Context, runIDs ...string) ([]int64, error) {
+	return t.jobs.enqueue(ctx, t.tx, runIDs...)
 }
 
 func (t *pgTx) cancelJob(ctx context.Context, jobID int64) error {

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -108,13 +109,39 @@ func (j *jobs[TTx]) migrate(ctx context.Context) error {
 	return nil
 }
 
-// enqueue inserts run runID's job in tx and returns its id.
-func (j *jobs[TTx]) enqueue(ctx context.Context, tx TTx, runID string) (int64, error) {
-	res, err := j.client.InsertTx(ctx, tx, runJob{RunID: runID}, &river.InsertOpts{MaxAttempts: jobMaxAttempts})
-	if err != nil {
-		return 0, fmt.Errorf("inserting the job of run %s: %w", runID, err)
+// enqueue inserts the jobs of runs runIDs in tx, in one statement, and
+// returns their ids in the same order.
+func (j *jobs[TTx]) enqueue(ctx context.Context, tx TTx, runIDs ...string) ([]int64, error) {
+	params := make([]river.InsertManyParams, len(runIDs))
+	for i, id := range runIDs {
+		params[i] = river.InsertManyParams{Args: runJob{RunID: id}, InsertOpts: &river.InsertOpts{MaxAttempts: jobMaxAttempts}}
 	}
-	return res.Job.ID, nil
+	res, err := j.client.InsertManyTx(ctx, tx, params)
+	if err != nil {
+		return nil, fmt.Errorf("inserting the jobs of %d runs: %w", len(runIDs), err)
+	}
+	// Matched by the run each job carries, not by position: River does
+	// not promise that its results keep the order of its parameters.
+	pos := make(map[string]int, len(runIDs))
+	for i, id := range runIDs {
+		pos[id] = i
+	}
+	ids := make([]int64, len(runIDs))
+	for _, r := range res {
+		var args runJob
+		if err := json.Unmarshal(r.Job.EncodedArgs, &args); err != nil {
+			return nil, fmt.Errorf("reading the run of job %d: %w", r.Job.ID, err)
+		}
+		i, ok := pos[args.RunID]
+		if !ok || ids[i] != 0 {
+			return nil, fmt.Errorf("inserting the jobs of %d runs: job %d is of run %q, not one asked for once", len(runIDs), r.Job.ID, args.RunID)
+		}
+		ids[i] = r.Job.ID
+	}
+	if len(res) != len(runIDs) {
+		return nil, fmt.Errorf("inserting the jobs of %d runs: River inserted %d", len(runIDs), len(res))
+	}
+	return ids, nil
 }
 
 // cancel cancels job jobID: a job not yet worked never will be, and the

@@ -18,53 +18,13 @@ var _ agent.Store = (*Store)(nil)
 const runColumns = `id, owner, request, status, reason, error, lease_owner, lease_expires,
 	pending_effect, suspended, attempts, created_at, started_at, finished_at`
 
-// RunInsert implements [agent.Store]. run.ID must be set. A queued run's
-// River job is inserted in the same transaction. A zero Status is
-// stored (and set in run) as queued, a zero CreatedAt as now. Every other
-// field is stored as given, so a run can be born running with a lease.
-// Inserting an ID that exists fails.
-func (s *Store) RunInsert(ctx context.Context, run *agent.Run) error {
-	if run.ID == "" {
-		return errors.New("sqlstore: inserting a run: empty id")
-	}
-	if run.Status == "" {
-		run.Status = agent.StatusQueued
-	}
-	if run.CreatedAt.IsZero() {
-		run.CreatedAt = time.Now().UTC()
-	}
-	err := s.d.inTx(ctx, func(tx tx) error {
-		// The job first, so that the row is inserted with its id: one
-		// statement fewer per run than an UPDATE after it. Both appear
-		// at the commit, together.
-		var jobID sql.NullInt64
-		if run.Status == agent.StatusQueued {
-			id, err := tx.enqueue(ctx, run.ID)
-			if err != nil {
-				return err
-			}
-			jobID = sql.NullInt64{Int64: id, Valid: true}
-		}
-		_, err := tx.exec(ctx, `INSERT INTO runs (`+runColumns+`, job_id)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			run.ID, run.Owner, nullBytes(run.Request), string(run.Status), string(run.Reason), run.Error,
-			run.LeaseOwner, nanos(run.LeaseExpires), string(run.PendingEffect), nullBytes(run.Suspended),
-			run.Attempts, nanos(run.CreatedAt), nanos(run.StartedAt), nanos(run.FinishedAt), jobID)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("sqlstore: inserting run %s: %w", run.ID, err)
-	}
-	return nil
-}
-
 // enqueueTx inserts run id's job in tx and records it on the run.
 func enqueueTx(ctx context.Context, tx tx, id string) error {
-	jobID, err := tx.enqueue(ctx, id)
+	jobIDs, err := tx.enqueue(ctx, id)
 	if err != nil {
 		return err
 	}
-	_, err = tx.exec(ctx, `UPDATE runs SET job_id = ? WHERE id = ?`, jobID, id)
+	_, err = tx.exec(ctx, `UPDATE runs SET job_id = ? WHERE id = ?`, jobIDs[0], id)
 	return err
 }
 

@@ -272,8 +272,8 @@ type sqliteTx struct {
 	jobs *jobs[*sql.Tx]
 }
 
-func (t *sqliteTx) enqueue(ctx context.Context, runID string) (int64, error) {
-	return t.jobs.enqueue(ctx, t.tx, runID)
+func (t *sqliteTx) enqueue(ctx context.Context, runIDs ...string) ([]int64, error) {
+	return t.jobs.enqueue(ctx, t.tx, runIDs...)
 }
 
 func (t *sqliteTx) cancelJob(ctx context.Context, jobID int64) error {

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 )
 
@@ -34,58 +33,22 @@ const stepWriteTimeout = 30 * time.Second
 
 // stepReq is one StepAppend waiting for its batch.
 type stepReq struct {
+	waiter
 	args []any // the arguments of the dialect's stepInsert
 	// Set by the batch before done is closed: seq, or noRow (the guard
 	// matched no run held by owner), or err.
 	seq   int
 	noRow bool
 	err   error
-	taken bool // in a batch being written: its caller waits for it
-	done  chan struct{}
 }
-
-// stepBatcher groups concurrent step appends; see above.
-type stepBatcher struct {
-	mu      sync.Mutex
-	pending []*stepReq
-	writing bool // a batch is being written
-}
-
-func newStepBatcher() *stepBatcher { return &stepBatcher{} }
 
 // appendBatched inserts one step with the appends waiting when its turn
-// comes, and returns its seq, or sql.ErrNoRows if the guard matched
-// nothing. A caller whose ctx ends while its append still waits leaves
-// with ctx's error and nothing written; once its batch is being written,
-// it waits for the batch (bounded by stepWriteTimeout), so that its answer
-// says what the database holds.
+// comes (group_commit.go), and returns its seq, or sql.ErrNoRows if the
+// guard matched nothing.
 func (s *Store) appendBatched(ctx context.Context, args []any) (int, error) {
-	b := s.steps
-	req := &stepReq{args: args, done: make(chan struct{})}
-	b.mu.Lock()
-	b.pending = append(b.pending, req)
-	lead := !b.writing
-	b.writing = true
-	b.mu.Unlock()
-	if lead {
-		s.writeSteps(context.WithoutCancel(ctx), req)
-	}
-	select {
-	case <-req.done:
-	case <-ctx.Done():
-		b.mu.Lock()
-		if !req.taken {
-			for i, r := range b.pending {
-				if r == req {
-					b.pending = append(b.pending[:i], b.pending[i+1:]...)
-					break
-				}
-			}
-			b.mu.Unlock()
-			return 0, ctx.Err()
-		}
-		b.mu.Unlock()
-		<-req.done
+	req := &stepReq{waiter: newWaiter(), args: args}
+	if err := s.steps.do(ctx, req); err != nil {
+		return 0, err
 	}
 	switch {
 	case req.err != nil:
@@ -94,50 +57,6 @@ func (s *Store) appendBatched(ctx context.Context, args []any) (int, error) {
 		return 0, sql.ErrNoRows
 	}
 	return req.seq, nil
-}
-
-// writeSteps writes the waiting appends, a batch per transaction, until
-// none waits; then the next append leads again. Once own's batch is
-// written, a goroutine of its own goes on, so that the leader's caller is
-// not kept writing the others' steps.
-func (s *Store) writeSteps(ctx context.Context, own *stepReq) {
-	b := s.steps
-	for {
-		b.mu.Lock()
-		n := min(len(b.pending), maxStepBatch)
-		batch := b.pending[:n:n]
-		b.pending = b.pending[n:]
-		if n == 0 {
-			b.pending = nil
-			b.writing = false
-			b.mu.Unlock()
-			return
-		}
-		for _, r := range batch {
-			r.taken = true
-		}
-		b.mu.Unlock()
-		wctx, cancel := context.WithTimeout(ctx, stepWriteTimeout)
-		s.writeStepBatch(wctx, batch)
-		cancel()
-		for _, r := range batch {
-			close(r.done)
-		}
-		if own != nil && isClosed(own.done) {
-			go s.writeSteps(ctx, nil)
-			return
-		}
-	}
-}
-
-// isClosed reports whether c is closed: a request's answer is in.
-func isClosed(c chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
 }
 
 // writeStepBatch runs batch's guarded inserts, alone as one statement, or

@@ -13,8 +13,8 @@ import (
 	"github.com/andonhq/andon/agent"
 )
 
-// waitPending waits until n appends wait for a batch.
-func waitPending(b *stepBatcher, n int) {
+// waitPending waits until n requests of g wait for a batch.
+func waitPending[R request](b *groupCommit[R], n int) {
 	for {
 		b.mu.Lock()
 		pending := len(b.pending)

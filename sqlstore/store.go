@@ -16,10 +16,15 @@ import (
 type Store struct {
 	d        dialect
 	finishes *finishBatcher
-	steps    *stepBatcher // SQLite only: nil on PostgreSQL
+	steps    *groupCommit[*stepReq] // SQLite only: nil on PostgreSQL
+	inserts  *groupCommit[*insertReq]
 }
 
-func newStore(d dialect) *Store { return &Store{d: d, finishes: newFinishBatcher()} }
+func newStore(d dialect) *Store {
+	s := &Store{d: d, finishes: newFinishBatcher()}
+	s.inserts = newGroupCommit(maxInsertBatch, insertWriteTimeout, s.writeRunInserts)
+	return s
+}
 
 // Open opens the database that dsn names and migrates it: a PostgreSQL
 // URL (postgres://… or postgresql://…, as [OpenPostgres] takes it), or else
@@ -41,7 +46,7 @@ func Open(ctx context.Context, dsn string, opts ...OpenOption) (*Store, error) {
 		return nil, errors.Join(fmt.Errorf("sqlstore: migrating %s: %w", dsn, err), d.close())
 	}
 	s := newStore(d)
-	s.steps = newStepBatcher() // one writer: appends group-commit
+	s.steps = newGroupCommit(maxStepBatch, stepWriteTimeout, s.writeStepBatch) // one writer: appends group-commit
 	return s, nil
 }
 
@@ -90,11 +95,11 @@ func (s *Store) adoptQueued(ctx context.Context) error {
 	}
 	for _, id := range ids {
 		err := s.d.inTx(ctx, func(tx tx) error {
-			jobID, err := tx.enqueue(ctx, id)
+			jobIDs, err := tx.enqueue(ctx, id)
 			if err != nil {
 				return err
 			}
-			won, err := changedOne(tx.exec(ctx, `UPDATE runs SET job_id = ? WHERE id = ? AND status = 'queued' AND job_id IS NULL`, jobID, id))
+			won, err := changedOne(tx.exec(ctx, `UPDATE runs SET job_id = ? WHERE id = ? AND status = 'queued' AND job_id IS NULL`, jobIDs[0], id))
 			if err == nil && !won {
 				err = errAdopted
 			}
