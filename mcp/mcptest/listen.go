@@ -71,19 +71,23 @@ func (c *serverConn) listen(ctx context.Context, m *jsonrpc.Message, out outbox)
 	c.s.rec.add(Record{Kind: ListenStarted, ID: idKey(m.ID), Params: filter})
 	l.notify("notifications/subscriptions/acknowledged", map[string]any{"notifications": p.Notifications})
 	c.spawn(ctx, m, func(rctx context.Context, key string) {
-		defer func() {
+		// Unregistered before the client can learn that the stream ended:
+		// a listen it opens next must be the only one open.
+		drop := func() {
 			c.s.mu.Lock()
 			delete(c.s.listeners, l)
 			c.s.mu.Unlock()
-		}()
+		}
 		select {
 		case <-rctx.Done():
+			drop()
 			reason := "cancelled"
 			if cause := context.Cause(rctx); cause != nil {
 				reason = cause.Error()
 			}
 			c.s.rec.add(Record{Kind: ListenEnded, ID: key, Reason: reason})
 		case how := <-l.end:
+			drop()
 			if how == "result" {
 				reply(out, m.ID, map[string]any{"resultType": "complete", "_meta": l.meta()}, nil)
 			} else {
