@@ -226,8 +226,23 @@ func harness(ctx context.Context, o options, backend, dir string, workers int, l
 // returns a DSN that uses it, and how to drop it.
 func schema(ctx context.Context, dsn string) (string, func() error, error) {
 	name := "load_" + tag()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "", nil, fmt.Errorf("-db: %w", err)
+	}
+	// One connection, not the store's pool: pgxpool's own settings
+	// (pool_max_conns=N and the like) would reach the server as runtime
+	// parameters, which it refuses.
+	admin := *u
+	q := admin.Query()
+	for k := range q {
+		if strings.HasPrefix(k, "pool_") {
+			q.Del(k)
+		}
+	}
+	admin.RawQuery = q.Encode()
 	exec := func(ctx context.Context, stmt string) error {
-		conn, err := pgx.Connect(ctx, dsn)
+		conn, err := pgx.Connect(ctx, admin.String())
 		if err != nil {
 			return err
 		}
@@ -237,11 +252,7 @@ func schema(ctx context.Context, dsn string) (string, func() error, error) {
 	if err := exec(ctx, "CREATE SCHEMA "+name); err != nil {
 		return "", nil, fmt.Errorf("creating schema %s: %w", name, err)
 	}
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "", nil, fmt.Errorf("-db: %w", err)
-	}
-	q := u.Query()
+	q = u.Query()
 	q.Set("search_path", name)
 	u.RawQuery = q.Encode()
 	return u.String(), func() error {
