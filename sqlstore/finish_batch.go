@@ -30,13 +30,13 @@ const maxFinishBatch = 1000
 // under andon-load, 1,000 runs in flight, PostgreSQL); a leader that wrote
 // at once wrote a statement for itself alone, and the other ninety-nine
 // waited for it to end before theirs began, so they paid two statements.
-// Instead the leader yields its processor, again and again, until no
-// finish of its key has arrived for finishGatherQuiet, or
-// finishGatherMax has passed, and then writes them all. Yielding, not
-// sleeping: a wave's goroutines are runnable, so a yield runs them up to
-// their wait here, and a timer this short would wake late (the scheduler
-// sleeps in milliseconds when it has nothing to run). A finish alone
-// costs its leader finishGatherQuiet.
+// Instead the leader yields its processor: if that brought another finish
+// of its key, a wave is arriving, and it goes on yielding until none has
+// arrived for finishGatherQuiet, or finishGatherMax has passed, and then
+// writes them all. Yielding, not sleeping: a wave's goroutines are
+// runnable, so a yield runs them up to their wait here, and a timer this
+// short would wake late (the scheduler sleeps in milliseconds when it has
+// nothing to run). A finish alone costs its leader one yield.
 const (
 	finishGatherQuiet = 100 * time.Microsecond
 	finishGatherMax   = 2 * time.Millisecond
@@ -116,18 +116,21 @@ func (s *Store) finishWait(ctx context.Context, key finishKey, id string) *finis
 }
 
 // gather waits, yielding, while finishes of key keep arriving (see
-// finishGatherQuiet).
+// finishGatherQuiet). The leader's own finish is pending already.
 func (b *finishBatcher) gather(key finishKey) {
 	start := time.Now()
-	seen, last := 0, start
+	seen, last := 1, start
 	for {
 		runtime.Gosched()
 		b.mu.Lock()
 		n := len(b.pending[key])
 		b.mu.Unlock()
 		now := time.Now()
-		if n > seen {
+		switch {
+		case n > seen:
 			seen, last = n, now
+		case seen == 1:
+			return // alone: no wave to wait for
 		}
 		if n >= maxFinishBatch || now.Sub(last) >= b.gatherQuiet || now.Sub(start) >= b.gatherMax {
 			return
