@@ -175,15 +175,31 @@ func forEachClient(b *testing.B, events bool, bench func(b *testing.B, c benchCl
 	}
 }
 
-// processCPU returns the CPU time, user and system, that this process has
-// used so far.
-func processCPU(b *testing.B) time.Duration {
+// processCost is what this process has spent so far: CPU time, user and
+// system, and voluntary context switches — each a thread of the process
+// going to sleep (in a futex, epoll_wait or nanosleep), so it counts the
+// wake-ups a client's hand-offs between goroutines cost.
+type processCost struct {
+	cpu      time.Duration
+	switches int64
+}
+
+func costSoFar(b *testing.B) processCost {
 	b.Helper()
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		b.Fatalf("getrusage: %v", err)
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return processCost{cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), switches: int64(ru.Nvcsw)}
+}
+
+// reportSince reports the client's CPU time and context switches per
+// operation since c.
+func (c processCost) reportSince(b *testing.B) {
+	b.Helper()
+	now := costSoFar(b)
+	b.ReportMetric(float64((now.cpu-c.cpu).Nanoseconds())/1e3/float64(b.N), "client-cpu-µs/op")
+	b.ReportMetric(float64(now.switches-c.switches)/float64(b.N), "client-ctxsw/op")
 }
 
 // reportPercentiles reports the 50th and 99th percentiles of d, in µs.
@@ -222,7 +238,7 @@ func BenchmarkCallRoundTrip(b *testing.B) {
 					}
 				}
 				b.ReportAllocs()
-				cpu := processCPU(b)
+				cost := costSoFar(b)
 				if callers == 1 {
 					lat := make([]time.Duration, 0, b.N)
 					b.ResetTimer()
@@ -252,7 +268,7 @@ func BenchmarkCallRoundTrip(b *testing.B) {
 					wg.Wait()
 					b.StopTimer()
 				}
-				b.ReportMetric(float64((processCPU(b)-cpu).Nanoseconds())/1e3/float64(b.N), "client-cpu-µs/op")
+				cost.reportSince(b)
 			})
 		}
 	})
@@ -835,7 +851,7 @@ func BenchmarkHTTPCallRoundTrip(b *testing.B) {
 			}
 		}
 		b.ReportAllocs()
-		cpu := processCPU(b)
+		cost := costSoFar(b)
 		dialled := dials.Load()
 		lat := make([]time.Duration, 0, b.N)
 		b.ResetTimer()
@@ -848,7 +864,7 @@ func BenchmarkHTTPCallRoundTrip(b *testing.B) {
 		}
 		b.StopTimer()
 		reportPercentiles(b, lat)
-		b.ReportMetric(float64((processCPU(b)-cpu).Nanoseconds())/1e3/float64(b.N), "client-cpu-µs/op")
+		cost.reportSince(b)
 		b.ReportMetric(float64(dials.Load()-dialled)/float64(b.N), "dials/op")
 	})
 }
