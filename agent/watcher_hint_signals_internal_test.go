@@ -76,3 +76,84 @@ func TestBookkeepingWaitsForAHintedRead(t *testing.T) {
 		t.Fatal("bookkeeping still waits after the hinted read returned")
 	}
 }
+
+// With two reads of hints under way, the one that returns first does not
+// end the cancel under way: the other may yet find its runs cancelled.
+func TestBookkeepingWaitsForEveryHintedRead(t *testing.T) {
+	t.Parallel()
+	h := &heldStatuses{held: make(chan struct{}), entered: make(chan []string), release: make(chan map[string]Status)}
+	w := NewWatcher(h, time.Hour, nil)
+	w.signalWait = time.Hour
+	for _, id := range []string{"r1", "r2"} {
+		_, stop := w.watchCall(context.Background(), id)
+		defer stop()
+	}
+	close(h.held)
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { defer close(ran); w.Run(ctx) }()
+	defer func() { cancel(); <-ran }()
+
+	w.Hint("r1")
+	<-h.entered
+	w.Hint("r2")
+	<-h.entered
+	h.release <- map[string]Status{}     // whichever it is, it found nothing cancelled
+	hang := time.After(10 * time.Second) // only keeps a broken test from hanging
+	for readers := 2; readers == 2; {
+		select {
+		case <-hang:
+			t.Fatal("the released read's reader did not return")
+		case <-time.After(time.Millisecond):
+		}
+		w.mu.Lock()
+		readers = w.readers
+		w.mu.Unlock()
+	}
+	w.mu.Lock()
+	underWay := w.signals.quiet != nil
+	w.mu.Unlock()
+	if !underWay {
+		t.Error("the first read to return ended the cancel under way while the other read was held")
+	}
+	h.release <- map[string]Status{}
+	for underWay {
+		select {
+		case <-hang:
+			t.Fatal("the cancel under way did not end once both reads returned")
+		case <-time.After(time.Millisecond):
+		}
+		w.mu.Lock()
+		underWay = w.signals.quiet != nil
+		w.mu.Unlock()
+	}
+}
+
+// Hints that a poll read before any read of hints began end the cancel
+// under way all the same, once the watcher finds nothing left to read.
+func TestAPollThatReadTheHintsEndsTheirCancelUnderWay(t *testing.T) {
+	t.Parallel()
+	w := NewWatcher(noStatuses{}, time.Hour, nil)
+	_, stop := w.watchCall(context.Background(), "r1")
+	defer stop()
+	w.Hint("r1") // Run is not running yet: the hint waits
+	w.Poll(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { defer close(ran); w.Run(ctx) }()
+	defer func() { cancel(); <-ran }()
+	hang := time.After(10 * time.Second) // only keeps a broken test from hanging
+	for {
+		w.mu.Lock()
+		underWay := w.signals.quiet != nil
+		w.mu.Unlock()
+		if !underWay {
+			return
+		}
+		select {
+		case <-hang:
+			t.Fatal("the cancel under way that the hint counted as did not end after a poll read it")
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
