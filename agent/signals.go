@@ -18,7 +18,9 @@ import (
 // bookkeeping first waits, at most signalWait, until no cancel is under
 // way in this process and every call a cancel stopped here has returned,
 // which for an MCP call means its signal is sent (or queued to the stream
-// writer). The row was written first, always: nothing of a cancel waits.
+// writer). A cancel made in another process is under way here from its
+// hint until the watcher's read of the row has returned ([Watcher.Hint]).
+// The row was written first, always: nothing of a cancel waits.
 
 // defaultSignalWait bounds how long a cancelled run's bookkeeping waits for
 // the signals of the cancels under way: a storm's take tens of
