@@ -52,6 +52,12 @@ type dialect interface {
 	// cancelJob cancels River job id.
 	cancelJob(ctx context.Context, jobID int64) error
 
+	// oneTrip is the querier for the statements on a cancel's path (the
+	// watcher's reads of run rows, the cancel by token): each goes to the
+	// server in one round trip on any connection, one that has never run
+	// it included (one_trip.go). SQLite's is the dialect itself.
+	oneTrip() querier
+
 	// idIn returns the condition and its one argument that match a
 	// column against the list ids, whatever its length: a single
 	// parameter, so there is no bound-parameter limit to chunk around.

@@ -106,7 +106,7 @@ func (s *Store) cancelManyByToken(ctx context.Context, key finishKey, update str
 	all = append(all, args...)
 	all = append(all, rolesAtLeast(key.byToken.least), string(token.RoleAdmin))
 	var won []string
-	t, err := scanToken(extraScan{s.d.queryRow(ctx, stmt, all...), []any{&won}})
+	t, err := scanToken(extraScan{s.d.oneTrip().queryRow(ctx, stmt, all...), []any{&won}})
 	if errors.Is(err, sql.ErrNoRows) {
 		return map[string]bool{}, nil, nil // no such token: nothing could be cancelled
 	}

@@ -90,7 +90,9 @@ func (s *Store) RunStatuses(ctx context.Context, ids []string) (map[string]agent
 		return map[string]agent.Status{}, nil
 	}
 	in, list := s.d.idIn(ids)
-	rs, err := s.d.query(ctx, `SELECT id, status FROM runs WHERE id `+in, list)
+	// The watcher's read, hinted (a cancel's path) or before a tool call:
+	// one round trip, on whichever connection the pool hands out.
+	rs, err := s.d.oneTrip().query(ctx, `SELECT id, status FROM runs WHERE id `+in, list)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: reading run statuses: %w", err)
 	}

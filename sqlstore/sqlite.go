@@ -171,6 +171,10 @@ func (d *sqlite) queue(opts QueueOptions, adopt func(context.Context) error) age
 // riversqlite's notification table.
 func (d *sqlite) cancelJob(ctx context.Context, jobID int64) error { return d.jobs.cancel(ctx, jobID) }
 
+// oneTrip: SQLite has no round trips, so no statement needs a mode of its
+// own.
+func (d *sqlite) oneTrip() querier { return d.sqliteQuerier }
+
 // idIn sends the ids as one JSON array, unpacked by json_each.
 func (d *sqlite) idIn(ids []string) (string, any) {
 	list, _ := json.Marshal(ids) // a []string always marshals

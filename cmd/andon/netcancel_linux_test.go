@@ -104,6 +104,7 @@ func startNetRig(tb testing.TB, rtt time.Duration) *netRig {
 // netCancel is what one cancelled run showed.
 type netCancel struct {
 	run      string
+	start    time.Time     // just before the operator's cancel
 	toWire   time.Duration // the operator's cancel → the MCP server saw it
 	returned time.Duration // the operator's cancel → serve answered
 }
@@ -154,7 +155,7 @@ func (r *netRig) cancelOne(tb testing.TB) netCancel {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	return netCancel{run: run.ID, toWire: saw.At.Sub(t0), returned: returned}
+	return netCancel{run: run.ID, start: t0, toWire: saw.At.Sub(t0), returned: returned}
 }
 
 // TestCancelAcrossNetwork cancels runs through serve on one machine and
@@ -194,15 +195,18 @@ func BenchmarkCancelAcrossNetwork(b *testing.B) {
 			rig := startNetRig(b, rtt)
 			toWire := make([]time.Duration, 0, b.N)
 			returned := make([]time.Duration, 0, b.N)
+			samples := make([]netCancel, 0, b.N)
 			b.ResetTimer()
 			for range b.N {
 				c := rig.cancelOne(b)
+				samples = append(samples, c)
 				toWire = append(toWire, c.toWire)
 				returned = append(returned, c.returned)
 			}
 			b.StopTimer()
 			rig.serve.stop()
 			rig.worker.stop()
+			writeNetSamples(b, rtt, samples)
 			slices.Sort(toWire)
 			slices.Sort(returned)
 			ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -213,5 +217,27 @@ func BenchmarkCancelAcrossNetwork(b *testing.B) {
 			b.ReportMetric(ms(percentile(returned, 50)), "returned-p50-ms")
 			b.ReportMetric(float64(len(toWire)), "cancels")
 		})
+	}
+}
+
+// netSamplesEnv names a file to which BenchmarkCancelAcrossNetwork, if set,
+// appends one line per cancel — the link's round trip, the run, when the
+// cancel was sent (Unix ns), cancel → wire and cancel → serve's answer (ns)
+// — to be read with the statement log (pgStatementLogEnv), whose times are
+// the same host's clock, to split each cancel into its legs.
+const netSamplesEnv = "ANDON_NET_SAMPLES"
+
+func writeNetSamples(tb testing.TB, rtt time.Duration, samples []netCancel) {
+	path := os.Getenv(netSamplesEnv)
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	for _, c := range samples {
+		fmt.Fprintf(f, "%s %s %d %d %d\n", rtt, c.run, c.start.UnixNano(), c.toWire, c.returned)
 	}
 }
