@@ -163,9 +163,6 @@ type call struct {
 	progSig  chan struct{} // capacity 1
 }
 
-// answered reports whether the call has a reply or progress for its caller.
-func (cl *call) answered() bool { return len(cl.reply) > 0 || len(cl.progSig) > 0 }
-
 type reply struct {
 	msg *jsonrpc.Message
 	err error
@@ -330,14 +327,10 @@ func (c *Client) exchange(ctx, waitCtx context.Context, cl *call, method string,
 		return nil, fmt.Errorf("mcp: sending %s: %w", method, err)
 	}
 	cl.sent.Store(true)
-	sr, _ := c.conn.(selfReader)
 	for {
 		if waitCtx.Err() != nil {
 			c.abandon(ctx, cl, true, stopCause(waitCtx))
 			return nil, interruption(method, ctx)
-		}
-		if sr != nil {
-			sr.readFor(waitCtx, cl) // the reply without a hand-off, if it can
 		}
 		select {
 		case r := <-cl.reply:

@@ -389,12 +389,6 @@ func (c *Client) receiveInvalid(de *jsonrpc.DecodeError) {
 	c.logger.Warn("mcp: ignoring a malformed message from the server", "reason", de.Error())
 }
 
-func (c *Client) waiting() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.calls) > 0
-}
-
 // takeCall removes and returns the call waiting for id, if any. Only the
 // taker may deliver to the call, so a reply is delivered at most once.
 func (c *Client) takeCall(id jsonrpc.ID) *call {

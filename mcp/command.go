@@ -102,9 +102,6 @@ func (t *CommandTransport) connect(ctx context.Context, cfg connConfig) (_ conn,
 
 	c := newStreamConn(stdoutR, stdinW, cfg)
 	c.direct = nonBlockingWrite(stdinW) // os.Pipe's ends are non-blocking
-	if stdoutR.SetReadDeadline(time.Time{}) == nil {
-		c.rd = stdoutR // a caller can read its own reply (readFor)
-	}
 	c.stopFunc = func() {
 		stdinW.Close()
 		p.stop(!c.abortive.Load())

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,49 +77,7 @@ type streamConn struct {
 	// and errWouldBlock (a pipe write of at most directMax bytes is
 	// atomic). Set before start, for a non-blocking pipe.
 	direct func(p []byte) (int, error)
-
-	// frames is read by whoever holds the read role (see readFor).
-	frames *jsonrpc.FrameReader
-	// rd, if set, interrupts a read of r by a deadline: a caller may then
-	// read its own reply (readFor). Set before start, for a pipe.
-	rd interface{ SetReadDeadline(time.Time) error }
-	// role is who reads frames: the reader goroutine, a caller, or no one
-	// (free, until idleReadAfter passes and the reader goroutine takes it
-	// back, or a caller takes it first).
-	role atomic.Int32
-	// toLoop hands the role to the reader goroutine (one token at most).
-	toLoop chan struct{}
-	// idleRead gives the role back to the reader goroutine once it has
-	// been free for idleAfter since freedAt (nanoseconds since
-	// epoch). It is armed (idleArmed) by the first release after it
-	// fired, not reset on every one: a reset of the runtime's earliest
-	// timer wakes the thread waiting in the network poller, and that
-	// cost was what reading for oneself saves.
-	idleRead  *time.Timer
-	idleArmed atomic.Bool
-	freedAt   atomic.Int64
-	idleAfter time.Duration // idleReadAfter; a test's may be longer
-	// interrupted is sent on once a caller's read deadline has been set;
-	// interrupt is interruptRead, bound once rather than on every call.
-	interrupted chan struct{}
-	interrupt   func()
 }
-
-// Holders of a streamConn's read role.
-const (
-	roleLoop int32 = iota
-	roleFree
-	roleCaller
-	roleEnded // the stream ended: nobody reads again
-)
-
-// idleReadAfter is how long the read role stays free, for the next call's
-// caller to take, before the reader goroutine takes it back to read what the
-// server sends while no call waits (notifications, requests, its exit).
-const idleReadAfter = 5 * time.Millisecond
-
-// pastDeadline interrupts a read at once.
-var pastDeadline = time.Unix(1, 0)
 
 // errWouldBlock is direct's answer when the pipe has no room.
 var errWouldBlock = errors.New("mcp: write would block")
@@ -143,20 +100,13 @@ type outFrame struct {
 }
 
 func newStreamConn(r io.Reader, w io.Writer, cfg connConfig) *streamConn {
-	c := &streamConn{
+	return &streamConn{
 		r: r, w: w, cfg: cfg,
-		queue:       make(chan *outFrame, 256),
-		quit:        make(chan struct{}),
-		wrote:       make(chan struct{}),
-		read:        make(chan struct{}),
-		frames:      jsonrpc.NewFrameReader(r, cfg.maxMessageSize),
-		toLoop:      make(chan struct{}, 1),
-		interrupted: make(chan struct{}, 1),
-		idleAfter:   idleReadAfter,
+		queue: make(chan *outFrame, 256),
+		quit:  make(chan struct{}),
+		wrote: make(chan struct{}),
+		read:  make(chan struct{}),
 	}
-	c.interrupt = c.interruptRead
-	c.toLoop <- struct{}{} // the reader goroutine reads first (the handshake)
-	return c
 }
 
 // flushGrace bounds how long close lets the writer flush what is queued
@@ -165,10 +115,6 @@ func newStreamConn(r io.Reader, w io.Writer, cfg connConfig) *streamConn {
 const flushGrace = 250 * time.Millisecond
 
 func (c *streamConn) start() {
-	if c.rd != nil {
-		c.idleRead = time.AfterFunc(time.Hour, c.idleFor)
-		c.idleRead.Stop()
-	}
 	go c.readLoop()
 	go c.writeLoop()
 }
@@ -383,151 +329,36 @@ func (w *frameWriter) write(c *streamConn, frames []*outFrame) {
 	c.wmu.Unlock()
 }
 
-// readLoop is the reader goroutine: it reads while it holds the read role.
-// Without rd it always does. With rd it gives the role up once a response
-// it read leaves no call waiting, so that the next call's caller reads its
-// own reply: the reply then needs no hand-off from this goroutine to the
-// caller, whose wake-up woke an idle thread of the runtime on every call.
 func (c *streamConn) readLoop() {
 	defer close(c.read)
+	frames := jsonrpc.NewFrameReader(c.r, c.cfg.maxMessageSize)
 	for {
-		select {
-		case <-c.toLoop:
-		case <-c.quit:
+		frame, err := frames.Next()
+		if err != nil {
+			if errors.Is(err, jsonrpc.ErrFrameTooLarge) {
+				c.lost(&ProtocolError{Reason: "message " + err.Error()})
+				return
+			}
+			reason := err
+			if errors.Is(err, io.EOF) {
+				reason = errors.New("server closed its output")
+			}
+			if c.exitReason != nil {
+				if exit := c.exitReason(); exit != nil {
+					reason = exit
+				}
+			}
+			c.lost(reason)
 			return
 		}
-		for {
-			response, err := c.readOne()
-			if err != nil {
-				return // the stream ended (readOne said why)
-			}
-			if response && c.rd != nil && !c.cfg.receiver.waiting() {
-				c.role.Store(roleFree)
-				c.released()
-				break
-			}
+		m, err := jsonrpc.Decode(frame)
+		if err != nil {
+			var de *jsonrpc.DecodeError
+			errors.As(err, &de)
+			c.cfg.receiver.receiveInvalid(de)
+			continue
 		}
-	}
-}
-
-// readOne reads one frame and hands what it holds to the receiver. It
-// reports whether that was a response. An error means that the read failed:
-// if it is not errReadInterrupted, the stream has ended and lost was called.
-func (c *streamConn) readOne() (response bool, err error) {
-	frame, err := c.frames.Next()
-	if err != nil {
-		if errors.Is(err, os.ErrDeadlineExceeded) && c.role.Load() == roleCaller {
-			return false, errReadInterrupted
-		}
-		c.role.Store(roleEnded)
-		if errors.Is(err, jsonrpc.ErrFrameTooLarge) {
-			c.lost(&ProtocolError{Reason: "message " + err.Error()})
-			return false, err
-		}
-		reason := err
-		if errors.Is(err, io.EOF) {
-			reason = errors.New("server closed its output")
-		}
-		if c.exitReason != nil {
-			if exit := c.exitReason(); exit != nil {
-				reason = exit
-			}
-		}
-		c.lost(reason)
-		return false, err
-	}
-	m, err := jsonrpc.Decode(frame)
-	if err != nil {
-		var de *jsonrpc.DecodeError
-		errors.As(err, &de)
-		c.cfg.receiver.receiveInvalid(de)
-		return de != nil && de.ID.IsValid(), nil
-	}
-	c.cfg.receiver.receive(m)
-	return m.IsResponse(), nil
-}
-
-// errReadInterrupted: a caller's read ended because its context did.
-var errReadInterrupted = errors.New("mcp: read interrupted")
-
-// readFor reads frames on the caller's goroutine, and hands each to the
-// receiver, until w is answered or ctx ends — if the read role is free.
-// Otherwise it returns at once, and the caller waits for the reader
-// goroutine to hand it its reply. The caller's reply is delivered as any
-// other (by id, to the call still waiting for it), so what reaches it is
-// what the reader goroutine would have given it.
-func (c *streamConn) readFor(ctx context.Context, w answerable) {
-	if c.rd == nil || ctx.Err() != nil || !c.role.CompareAndSwap(roleFree, roleCaller) {
-		return
-	}
-	stop := context.AfterFunc(ctx, c.interrupt)
-	var err error
-	for err == nil && !w.answered() {
-		_, err = c.readOne()
-	}
-	if !stop() {
-		<-c.interrupted // its deadline is set: clear it after it
-	}
-	if err != nil && !errors.Is(err, errReadInterrupted) {
-		return // the stream ended
-	}
-	if err := c.rd.SetReadDeadline(time.Time{}); err != nil {
-		c.role.Store(roleEnded)
-		c.lost(fmt.Errorf("%w: %w", ErrClosed, err))
-		return
-	}
-	c.role.Store(roleFree)
-	c.released()
-}
-
-// answerable is a call that a caller reading for itself waits on.
-type answerable interface {
-	// answered reports whether the call has something for its caller.
-	answered() bool
-}
-
-// interruptRead ends the read of a caller whose context ended.
-func (c *streamConn) interruptRead() {
-	_ = c.rd.SetReadDeadline(pastDeadline) // if it fails, so does the read
-	c.interrupted <- struct{}{}
-}
-
-// released follows a holder's giving up the read role: if calls are still
-// waiting, the reader goroutine takes it now, or they would wait on no one;
-// otherwise after idleReadAfter, unless a caller takes it first.
-func (c *streamConn) released() {
-	if c.cfg.receiver.waiting() {
-		c.giveToLoop()
-		return
-	}
-	c.freedAt.Store(time.Now().UnixNano())
-	if !c.idleArmed.Swap(true) {
-		c.idleRead.Reset(c.idleAfter)
-	}
-}
-
-// idleFor runs when idleRead fires: the reader goroutine takes the role if
-// it has been free for idleReadAfter; if it was taken and freed again since,
-// the timer waits out the rest of the period; if it is held, its holder's
-// release arms the timer again.
-func (c *streamConn) idleFor() {
-	c.idleArmed.Store(false) // before reading the role: see released
-	if c.role.Load() != roleFree {
-		return
-	}
-	if left := c.idleAfter - time.Duration(time.Now().UnixNano()-c.freedAt.Load()); left > 0 {
-		if !c.idleArmed.Swap(true) {
-			c.idleRead.Reset(left)
-		}
-		return
-	}
-	c.giveToLoop()
-}
-
-// giveToLoop hands a free read role to the reader goroutine.
-func (c *streamConn) giveToLoop() {
-	if c.role.CompareAndSwap(roleFree, roleLoop) {
-		c.toLoop <- struct{}{} // room: only the holder of roleLoop sends
+		c.cfg.receiver.receive(m)
 	}
 }
 
@@ -558,9 +389,6 @@ func (c *streamConn) close() error {
 		case <-flush.C:
 		}
 		flush.Stop()
-		if c.idleRead != nil {
-			c.idleRead.Stop()
-		}
 		if c.stopFunc != nil {
 			c.stopFunc()
 		}

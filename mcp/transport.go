@@ -47,16 +47,6 @@ type receiver interface {
 	fail(id jsonrpc.ID, err error)
 	// lost is called once, when the connection fails or ends. err says why.
 	lost(err error)
-	// waiting reports whether any request is waiting for its response.
-	waiting() bool
-}
-
-// selfReader is a conn on which a caller may read its own response.
-type selfReader interface {
-	// readFor reads, and hands to the receiver, what arrives until w is
-	// answered or ctx ends, if no one else is reading; otherwise it
-	// returns at once.
-	readFor(ctx context.Context, w answerable)
 }
 
 // conn is one open connection. All methods are safe for concurrent use.

@@ -21,10 +21,6 @@ type FrameReader struct {
 	r   *bufio.Reader
 	max int
 	buf []byte
-	// partial: the last Next returned a read error partway through a
-	// frame (a read deadline), and buf and tooLarge hold what was read of
-	// it, so the next Next goes on with that frame.
-	partial, tooLarge bool
 }
 
 // NewFrameReader returns a reader of frames of at most max bytes from r.
@@ -34,21 +30,16 @@ func NewFrameReader(r io.Reader, max int) *FrameReader {
 
 // Next returns the next non-blank frame, without its line ending. The slice
 // is valid until the next call. At the end of the stream it returns io.EOF;
-// a final frame without a newline is still returned first. After any other
-// read error (such as a read deadline that passed), nothing read is lost: the
-// next call goes on with the frame that the error interrupted.
+// a final frame without a newline is still returned first.
 func (f *FrameReader) Next() ([]byte, error) {
 	for {
-		if !f.partial {
-			f.buf = f.buf[:0]
-			f.tooLarge = false
-		}
-		f.partial = false
+		f.buf = f.buf[:0]
+		tooLarge := false
 		for {
 			chunk, err := f.r.ReadSlice('\n')
-			if !f.tooLarge {
+			if !tooLarge {
 				if len(f.buf)+len(chunk) > f.max+2 { // +2: room for "\r\n"
-					f.tooLarge = true
+					tooLarge = true
 					f.buf = f.buf[:0]
 				} else {
 					f.buf = append(f.buf, chunk...)
@@ -58,15 +49,14 @@ func (f *FrameReader) Next() ([]byte, error) {
 				continue
 			}
 			if err != nil && err != io.EOF {
-				f.partial = true
 				return nil, err
 			}
-			if err == io.EOF && !f.tooLarge && len(f.buf) == 0 {
+			if err == io.EOF && !tooLarge && len(f.buf) == 0 {
 				return nil, io.EOF
 			}
 			break
 		}
-		if f.tooLarge {
+		if tooLarge {
 			return nil, fmt.Errorf("%w: longer than %d bytes", ErrFrameTooLarge, f.max)
 		}
 		line := bytes.TrimRight(f.buf, "\r\n")

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -171,50 +170,4 @@ func FuzzFrameReader(f *testing.F) {
 		}
 		t.Fatalf("reader did not reach EOF")
 	})
-}
-
-// interruptedReader returns its chunks one per Read, each followed by one
-// errInterrupted, as a pipe read whose deadline passes between them would.
-type interruptedReader struct {
-	chunks []string
-	failed bool
-}
-
-var errInterrupted = errors.New("i/o timeout")
-
-func (r *interruptedReader) Read(p []byte) (int, error) {
-	if len(r.chunks) == 0 {
-		return 0, io.EOF
-	}
-	if !r.failed {
-		r.failed = true
-		n := copy(p, r.chunks[0])
-		r.chunks = r.chunks[1:]
-		return n, nil
-	}
-	r.failed = false
-	return 0, errInterrupted
-}
-
-// A read error partway through a frame (a caller's read deadline) loses
-// nothing: the next call goes on with the same frame.
-func TestFrameReaderResumesAfterReadError(t *testing.T) {
-	fr := NewFrameReader(&interruptedReader{chunks: []string{`{"id":1,`, `"result":{}}` + "\n" + `{"id"`, `:2}` + "\n"}}, 100)
-	var got []string
-	for {
-		frame, err := fr.Next()
-		if errors.Is(err, errInterrupted) {
-			continue
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, string(frame))
-	}
-	if want := []string{`{"id":1,"result":{}}`, `{"id":2}`}; !slices.Equal(got, want) {
-		t.Fatalf("frames %q, want %q", got, want)
-	}
 }
