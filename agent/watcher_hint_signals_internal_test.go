@@ -34,6 +34,30 @@ func (h *heldStatuses) RunStatuses(ctx context.Context, ids []string) (map[strin
 	}
 }
 
+// runWatcher runs w until the test ends.
+func runWatcher(t *testing.T, w *Watcher) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { defer close(ran); w.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-ran })
+}
+
+// heldWatcher is a watcher on held statuses, already holding its reads,
+// whose bookkeeping waits for nothing but the end of the cancels under
+// way, watching a call of each of runs, and running until the test ends.
+func heldWatcher(t *testing.T, runs ...string) (*heldStatuses, *Watcher) {
+	h := &heldStatuses{held: make(chan struct{}), entered: make(chan []string), release: make(chan map[string]Status)}
+	w := NewWatcher(h, time.Hour, nil)
+	w.signalWait = time.Hour // longer than the test: only the reads' return ends the wait
+	for _, id := range runs {
+		_, stop := w.watchCall(context.Background(), id)
+		t.Cleanup(stop)
+	}
+	close(h.held)
+	runWatcher(t, w)
+	return h, w
+}
+
 // A hint is a cancel made in another process arriving here, so from the
 // hint until the watcher's read of the row has returned, the bookkeeping
 // of cancelled runs waits (signals before bookkeeping, signals.go), as it
@@ -41,16 +65,7 @@ func (h *heldStatuses) RunStatuses(ctx context.Context, ids []string) (map[strin
 // found nothing cancelled, it waits no more.
 func TestBookkeepingWaitsForAHintedRead(t *testing.T) {
 	t.Parallel()
-	h := &heldStatuses{held: make(chan struct{}), entered: make(chan []string), release: make(chan map[string]Status)}
-	w := NewWatcher(h, time.Hour, nil)
-	w.signalWait = time.Hour // longer than the test: only the read's return ends the wait
-	_, stop := w.watchCall(context.Background(), "r1")
-	defer stop()
-	close(h.held)
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan struct{})
-	go func() { defer close(ran); w.Run(ctx) }()
-	defer func() { cancel(); <-ran }()
+	h, w := heldWatcher(t, "r1")
 
 	w.Hint("r1")
 	if ids := <-h.entered; len(ids) != 1 || ids[0] != "r1" {
@@ -81,18 +96,7 @@ func TestBookkeepingWaitsForAHintedRead(t *testing.T) {
 // end the cancel under way: the other may yet find its runs cancelled.
 func TestBookkeepingWaitsForEveryHintedRead(t *testing.T) {
 	t.Parallel()
-	h := &heldStatuses{held: make(chan struct{}), entered: make(chan []string), release: make(chan map[string]Status)}
-	w := NewWatcher(h, time.Hour, nil)
-	w.signalWait = time.Hour
-	for _, id := range []string{"r1", "r2"} {
-		_, stop := w.watchCall(context.Background(), id)
-		defer stop()
-	}
-	close(h.held)
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan struct{})
-	go func() { defer close(ran); w.Run(ctx) }()
-	defer func() { cancel(); <-ran }()
+	h, w := heldWatcher(t, "r1", "r2")
 
 	w.Hint("r1")
 	<-h.entered
@@ -138,10 +142,7 @@ func TestAPollThatReadTheHintsEndsTheirCancelUnderWay(t *testing.T) {
 	defer stop()
 	w.Hint("r1") // Run is not running yet: the hint waits
 	w.Poll(context.Background())
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan struct{})
-	go func() { defer close(ran); w.Run(ctx) }()
-	defer func() { cancel(); <-ran }()
+	runWatcher(t, w)
 	hang := time.After(10 * time.Second) // only keeps a broken test from hanging
 	for {
 		w.mu.Lock()
