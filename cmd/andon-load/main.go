@@ -319,22 +319,32 @@ func writeProfile(name, path string) error {
 	return errors.Join(pprof.Lookup(name).WriteTo(f, 0), f.Close())
 }
 
+// recordTo starts a recording (the CPU profile, the execution trace) into
+// the file at path; the function returned stops it and closes the file.
+func recordTo(path string, start func(io.Writer) error, stop func()) (func() error, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := start(f); err != nil {
+		return nil, errors.Join(err, f.Close())
+	}
+	return func() error {
+		stop()
+		return f.Close()
+	}, nil
+}
+
 // profiles starts the profiles o asks for; the function returned writes
 // them.
 func profiles(o options) (func() error, error) {
 	var stops []func() error
 	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
+		stop, err := recordTo(o.cpuProfile, pprof.StartCPUProfile, pprof.StopCPUProfile)
 		if err != nil {
 			return nil, err
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return nil, errors.Join(err, f.Close())
-		}
-		stops = append(stops, func() error {
-			pprof.StopCPUProfile()
-			return f.Close()
-		})
+		stops = append(stops, stop)
 	}
 	if o.blockProfile != "" {
 		runtime.SetBlockProfileRate(int(10 * time.Microsecond))
@@ -351,17 +361,11 @@ func profiles(o options) (func() error, error) {
 		})
 	}
 	if o.trace != "" {
-		f, err := os.Create(o.trace)
+		stop, err := recordTo(o.trace, trace.Start, trace.Stop)
 		if err != nil {
 			return nil, err
 		}
-		if err := trace.Start(f); err != nil {
-			return nil, errors.Join(err, f.Close())
-		}
-		stops = append(stops, func() error {
-			trace.Stop()
-			return f.Close()
-		})
+		stops = append(stops, stop)
 	}
 	return func() error {
 		var errs []error
