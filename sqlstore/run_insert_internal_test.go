@@ -116,11 +116,7 @@ func TestARunInsertBatchIsOneTransactionAndEachFailsAlone(t *testing.T) {
 func TestConcurrentRunInsertsShareATransaction(t *testing.T) {
 	ctx := t.Context()
 	c := &StatementCounter{}
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "andon.db"), OpenCounter(c))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := sqliteStore(t, OpenCounter(c))
 	gate := s.d.(*sqlite).gate
 	if err := gate.acquire(ctx); err != nil {
 		t.Fatal(err)

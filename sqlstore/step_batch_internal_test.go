@@ -13,6 +13,18 @@ import (
 	"github.com/andonhq/andon/agent"
 )
 
+// sqliteStore opens a store on a fresh SQLite file of t's, closed when t
+// ends.
+func sqliteStore(t *testing.T, opts ...OpenOption) *Store {
+	t.Helper()
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "andon.db"), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // waitPending waits until n requests of g wait for a batch.
 func waitPending[R request](b *groupCommit[R], n int) {
 	for {
@@ -34,11 +46,7 @@ func waitPending[R request](b *groupCommit[R], n int) {
 func TestConcurrentStepAppendsShareATransactionEachGuarded(t *testing.T) {
 	ctx := t.Context()
 	c := &StatementCounter{}
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "andon.db"), OpenCounter(c))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := sqliteStore(t, OpenCounter(c))
 	for id, owner := range map[string]string{"r1": "w1", "r2": "w1", "r3": "w9"} {
 		run := &agent.Run{ID: id, Owner: "alice", Request: []byte(`{"prompt":"p"}`), Status: agent.StatusRunning,
 			LeaseOwner: owner, LeaseExpires: time.Now().Add(time.Hour)}
@@ -104,11 +112,7 @@ func TestConcurrentStepAppendsShareATransactionEachGuarded(t *testing.T) {
 // with the context's error and writes nothing; the others go on.
 func TestAStepAppendThatGivesUpWaitingWritesNothing(t *testing.T) {
 	ctx := t.Context()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "andon.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := sqliteStore(t)
 	run := &agent.Run{ID: "r1", Owner: "alice", Request: []byte(`{"prompt":"p"}`), Status: agent.StatusRunning,
 		LeaseOwner: "w1", LeaseExpires: time.Now().Add(time.Hour)}
 	if err := s.RunInsert(ctx, run); err != nil {
