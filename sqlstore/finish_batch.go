@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/andonhq/andon/agent"
@@ -64,27 +63,30 @@ type finishKey struct {
 
 // finishReq is one RunFinish waiting for its statement.
 type finishReq struct {
-	id   string
-	won  bool
-	tok  *token.Token // a cancel by token: the token its statement read, nil if none
-	err  error
-	done chan struct{}
+	waiter
+	id  string
+	won bool
+	tok *token.Token // a cancel by token: the token its statement read, nil if none
+	err error
 }
 
-// finishBatcher groups concurrent unguarded finishes; see above.
+// finishBatcher groups concurrent unguarded finishes by key
+// (group_commit.go), each batch's leader gathering its wave first.
 type finishBatcher struct {
 	// gatherQuiet and gatherMax: finishGatherQuiet and finishGatherMax;
 	// tests lengthen them.
 	gatherQuiet, gatherMax time.Duration
-
-	mu      sync.Mutex
-	pending map[finishKey][]*finishReq
-	writing map[finishKey]bool // a statement of this key is being written
+	group                  *groupCommit[finishKey, *finishReq]
 }
 
-func newFinishBatcher() *finishBatcher {
-	return &finishBatcher{gatherQuiet: finishGatherQuiet, gatherMax: finishGatherMax,
-		pending: map[finishKey][]*finishReq{}, writing: map[finishKey]bool{}}
+// finishWriteTimeout bounds one batch's statement.
+const finishWriteTimeout = 30 * time.Second
+
+func newFinishBatcher(write func(context.Context, finishKey, []*finishReq)) *finishBatcher {
+	b := &finishBatcher{gatherQuiet: finishGatherQuiet, gatherMax: finishGatherMax,
+		group: newGroupCommit(maxFinishBatch, finishWriteTimeout, write)}
+	b.group.gather = b.gather
+	return b
 }
 
 // finish finishes run id as key says, with every finish of the same key
@@ -98,20 +100,8 @@ func (s *Store) finishBatched(ctx context.Context, key finishKey, id string) (bo
 
 // finishWait is finishBatched, answering with the whole request.
 func (s *Store) finishWait(ctx context.Context, key finishKey, id string) *finishReq {
-	b := s.finishes
-	req := &finishReq{id: id, done: make(chan struct{})}
-	b.mu.Lock()
-	b.pending[key] = append(b.pending[key], req)
-	lead := !b.writing[key]
-	if lead {
-		b.writing[key] = true
-	}
-	b.mu.Unlock()
-	if lead {
-		b.gather(key)
-		s.writeFinishes(context.WithoutCancel(ctx), key, req)
-	}
-	<-req.done
+	req := &finishReq{waiter: newWaiter(), id: id}
+	_ = s.finishes.group.do(context.WithoutCancel(ctx), key, req) // a ctx without end: no error
 	return req
 }
 
@@ -122,9 +112,7 @@ func (b *finishBatcher) gather(key finishKey) {
 	seen, last := 1, start
 	for {
 		runtime.Gosched()
-		b.mu.Lock()
-		n := len(b.pending[key])
-		b.mu.Unlock()
+		n := b.group.waiting(key)
 		now := time.Now()
 		switch {
 		case n > seen:
@@ -138,50 +126,20 @@ func (b *finishBatcher) gather(key finishKey) {
 	}
 }
 
-// finishWriteTimeout bounds one batch's statement.
-const finishWriteTimeout = 30 * time.Second
-
-// writeFinishes writes the waiting finishes of key, a batch per statement,
-// until none waits; then the next finish of key leads again. Once own's
-// batch is written, a goroutine of its own goes on, so that the leader's
-// caller is not kept writing the others' finishes.
-func (s *Store) writeFinishes(ctx context.Context, key finishKey, own *finishReq) {
-	b := s.finishes
-	for {
-		b.mu.Lock()
-		batch := b.pending[key]
-		if len(batch) > maxFinishBatch {
-			b.pending[key] = batch[maxFinishBatch:]
-			batch = batch[:maxFinishBatch]
-		} else {
-			delete(b.pending, key)
-		}
-		if len(batch) == 0 {
-			delete(b.writing, key)
-			b.mu.Unlock()
-			return
-		}
-		b.mu.Unlock()
-		ids := make([]string, len(batch))
-		for i, r := range batch {
-			ids[i] = r.id
-		}
-		// Urgent: the row must say cancelled before the call on the wire
-		// is stopped, so this write goes ahead of the others.
-		wctx, cancel := context.WithTimeout(urgent(ctx), finishWriteTimeout)
-		won, tok, err := s.finishMany(wctx, key, ids)
-		cancel()
-		for _, r := range batch {
-			// Two cancels of one run in one batch: the first wins,
-			// as the first of two statements would.
-			r.won, r.tok, r.err = won[r.id], tok, err
-			delete(won, r.id)
-			close(r.done)
-		}
-		if own != nil && isClosed(own.done) {
-			go s.writeFinishes(ctx, key, nil)
-			return
-		}
+// writeFinishes writes one batch of finishes of key in one statement.
+func (s *Store) writeFinishes(ctx context.Context, key finishKey, batch []*finishReq) {
+	ids := make([]string, len(batch))
+	for i, r := range batch {
+		ids[i] = r.id
+	}
+	// Urgent: the row must say cancelled before the call on the wire
+	// is stopped, so this write goes ahead of the others.
+	won, tok, err := s.finishMany(urgent(ctx), key, ids)
+	for _, r := range batch {
+		// Two cancels of one run in one batch: the first wins,
+		// as the first of two statements would.
+		r.won, r.tok, r.err = won[r.id], tok, err
+		delete(won, r.id)
 	}
 }
 

@@ -53,7 +53,7 @@ func (s *Store) RunInsert(ctx context.Context, run *agent.Run) error {
 		run.CreatedAt = time.Now().UTC()
 	}
 	req := &insertReq{waiter: newWaiter(), run: run}
-	err := s.inserts.do(ctx, req)
+	err := s.inserts.do(ctx, oneGroup{}, req)
 	if err == nil {
 		err = req.err
 	}

@@ -47,7 +47,7 @@ type stepReq struct {
 // guard matched nothing.
 func (s *Store) appendBatched(ctx context.Context, args []any) (int, error) {
 	req := &stepReq{waiter: newWaiter(), args: args}
-	if err := s.steps.do(ctx, req); err != nil {
+	if err := s.steps.do(ctx, oneGroup{}, req); err != nil {
 		return 0, err
 	}
 	switch {

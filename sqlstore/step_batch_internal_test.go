@@ -26,12 +26,9 @@ func sqliteStore(t *testing.T, opts ...OpenOption) *Store {
 }
 
 // waitPending waits until n requests of g wait for a batch.
-func waitPending[R request](b *groupCommit[R], n int) {
+func waitPending[R request](b *groupCommit[oneGroup, R], n int) {
 	for {
-		b.mu.Lock()
-		pending := len(b.pending)
-		b.mu.Unlock()
-		if pending == n {
+		if b.waiting(oneGroup{}) == n {
 			return
 		}
 		time.Sleep(time.Millisecond)

@@ -16,13 +16,14 @@ import (
 type Store struct {
 	d        dialect
 	finishes *finishBatcher
-	steps    *groupCommit[*stepReq] // SQLite only: nil on PostgreSQL
-	inserts  *groupCommit[*insertReq]
+	steps    *groupCommit[oneGroup, *stepReq] // SQLite only: nil on PostgreSQL
+	inserts  *groupCommit[oneGroup, *insertReq]
 }
 
 func newStore(d dialect) *Store {
-	s := &Store{d: d, finishes: newFinishBatcher()}
-	s.inserts = newGroupCommit(maxInsertBatch, insertWriteTimeout, s.writeRunInserts)
+	s := &Store{d: d}
+	s.finishes = newFinishBatcher(s.writeFinishes)
+	s.inserts = newGroupCommit(maxInsertBatch, insertWriteTimeout, unkeyed(s.writeRunInserts))
 	return s
 }
 
@@ -46,7 +47,7 @@ func Open(ctx context.Context, dsn string, opts ...OpenOption) (*Store, error) {
 		return nil, errors.Join(fmt.Errorf("sqlstore: migrating %s: %w", dsn, err), d.close())
 	}
 	s := newStore(d)
-	s.steps = newGroupCommit(maxStepBatch, stepWriteTimeout, s.writeStepBatch) // one writer: appends group-commit
+	s.steps = newGroupCommit(maxStepBatch, stepWriteTimeout, unkeyed(s.writeStepBatch)) // one writer: appends group-commit
 	return s, nil
 }
 
