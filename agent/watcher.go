@@ -240,7 +240,7 @@ func (w *Watcher) Watches(runID string) bool {
 	return run != nil && len(run.calls) > run.claiming
 }
 
-// Hint tells the watcher that run runID may have been cancelled elsewhere:
+// Hint tells the watcher that the runs runIDs may have been cancelled elsewhere:
 // a notification from another process (PostgreSQL NOTIFY), a job engine
 // cancelling the run's job. A hint is not the truth. It makes [Watcher.Run]
 // read the row now, and only a row that says cancelled cancels anything; a
@@ -261,20 +261,29 @@ func (w *Watcher) Watches(runID string) bool {
 // 23 ms for a connection, the pool at 15 of 16, behind the bookkeeping of
 // the runs the previous read had cancelled). A hint the row does not back
 // holds that bookkeeping up by one read, at most signalWait.
-func (w *Watcher) Hint(runID string) {
+//
+// Hints given together (the runs of one notification) are read together.
+func (w *Watcher) Hint(runIDs ...string) {
+	var unwatched []string
+	read := false
 	w.mu.Lock()
-	run := w.watched[runID]
-	read := run != nil && !run.cancelled
-	if read {
-		w.hinted[runID] = struct{}{}
-		if !w.hinting {
-			w.hinting = true
-			w.signals.raise()
+	for _, id := range runIDs {
+		if run := w.watched[id]; run == nil || run.cancelled {
+			unwatched = append(unwatched, id)
+			continue
 		}
+		w.hinted[id] = struct{}{}
+		read = true
+	}
+	if read && !w.hinting {
+		w.hinting = true
+		w.signals.raise()
 	}
 	w.mu.Unlock()
+	for _, id := range unwatched {
+		w.logger.Debug("agent: a cancel hint for a run with no live call here; nothing to read", "run", id)
+	}
 	if !read {
-		w.logger.Debug("agent: a cancel hint for a run with no live call here; nothing to read", "run", runID)
 		return
 	}
 	select {

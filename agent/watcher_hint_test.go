@@ -116,3 +116,43 @@ func TestWatcherCoalescesHints(t *testing.T) {
 		t.Errorf("%d fresh reads, want 100 (one per Watch) + 3 for 296 hints", fresh)
 	}
 }
+
+// Hints given together — the runs one notification names — are all read,
+// and together: one query for the watched runs among them, none for the
+// run with no call here.
+func TestWatcherReadsHintsGivenTogether(t *testing.T) {
+	t.Parallel()
+	g := &gatedStatuses{entered: make(chan []string), release: make(chan struct{})}
+	w := agent.NewWatcher(g, time.Hour, nil)
+	var ids []string
+	for i := range 100 {
+		id := fmt.Sprintf("r%02d", i)
+		ids = append(ids, id)
+		_, stop := w.Watch(context.Background(), id)
+		defer stop()
+	}
+	g.gated.Store(true)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); w.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	w.Hint(append([]string{"nobody"}, ids...)...)
+	var read []string
+	for reads := 1; ; reads++ {
+		select {
+		case got := <-g.entered:
+			g.release <- struct{}{}
+			read = append(read, got...)
+		case <-time.After(10 * time.Second): // only keeps a broken test from hanging
+			t.Fatalf("after %d reads, %d of the 100 runs hinted together were read", reads-1, len(read))
+		}
+		if len(read) >= len(ids) {
+			break
+		}
+	}
+	slices.Sort(read)
+	if !slices.Equal(read, ids) {
+		t.Errorf("the reads asked about %v…; want the 100 watched runs hinted, each once, and not nobody", read[:min(3, len(read))])
+	}
+}

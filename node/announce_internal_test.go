@@ -34,7 +34,7 @@ func (r *recording) NotifyCancelled(_ context.Context, ids ...string) error {
 	return nil
 }
 
-func (r *recording) ListenCancelled(context.Context, func(string), ...sqlstore.ListenOption) error {
+func (r *recording) ListenCancelled(context.Context, func(...string), ...sqlstore.ListenOption) error {
 	return nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -47,8 +49,9 @@ type Notifier interface {
 	// and schema (ListenCancelled) that the runs runIDs were cancelled.
 	NotifyCancelled(ctx context.Context, runIDs ...string) error
 	// ListenCancelled listens for the cancels that NotifyCancelled
-	// announces, calling fn with each run id, until ctx ends.
-	ListenCancelled(ctx context.Context, fn func(runID string), opts ...ListenOption) error
+	// announces, calling fn with the run ids of each notification, until
+	// ctx ends.
+	ListenCancelled(ctx context.Context, fn func(runIDs ...string), opts ...ListenOption) error
 }
 
 // Notifier returns the store's [Notifier] and true if its database has one
@@ -61,15 +64,15 @@ func (s *Store) Notifier() (Notifier, bool) {
 var _ Notifier = (*postgres)(nil)
 
 // NotifyCancelled tells every process listening on this database and schema
-// (ListenCancelled) that the runs runIDs were cancelled, one notification
-// each, in one statement. Call it after the run rows say so: listeners take
-// a notification as a hint, read the row and cancel the run's calls in
-// flight if it says cancelled. A notification carries nothing but a run id.
+// (ListenCancelled) that the runs runIDs were cancelled, in one statement.
+// Call it after the run rows say so: listeners take a notification as a
+// hint, read the rows and cancel the runs' calls in flight if they say
+// cancelled. A notification carries nothing but run ids.
 func (d *postgres) NotifyCancelled(ctx context.Context, runIDs ...string) error {
 	if len(runIDs) == 0 {
 		return nil
 	}
-	if _, err := d.exec(ctx, `SELECT pg_notify(`+cancelChannelSQL+`, id) FROM unnest(?::text[]) AS id`, runIDs); err != nil {
+	if _, err := d.exec(ctx, `WITH ids AS (SELECT unnest(?::text[]) AS id) `+announced("ids"), runIDs); err != nil {
 		return fmt.Errorf("sqlstore: announcing the cancel of %d runs: %w", len(runIDs), err)
 	}
 	return nil
@@ -78,15 +81,39 @@ func (d *postgres) NotifyCancelled(ctx context.Context, runIDs ...string) error 
 func (d *postgres) canAnnounce() bool { return true }
 
 // announcing makes a cancel and its announcement one statement: the
-// UPDATE's RETURNING ids feed pg_notify, one notification per run, in the
-// UPDATE's own transaction. PostgreSQL delivers a NOTIFY at its
-// transaction's commit and drops it on a rollback, so a cancel is never
-// announced unless the row says cancelled, and a cancel that lost its
-// guard (it returned no id) announces nothing. LATERAL calls pg_notify
-// once for every row the UPDATE returned.
+// UPDATE's RETURNING ids feed pg_notify, in the UPDATE's own transaction.
+// PostgreSQL delivers a NOTIFY at its transaction's commit and drops it on
+// a rollback, so a cancel is never announced unless the row says
+// cancelled, and a cancel that lost its guard (it returned no id)
+// announces nothing.
 func (d *postgres) announcing(update string) string {
 	return `WITH done AS (` + update + `)
-		SELECT done.id FROM done, LATERAL (SELECT pg_notify(` + cancelChannelSQL + `, done.id)) AS announced`
+		` + announced("done")
+}
+
+// A notification names the runs of one statement together, their ids
+// separated by spaces (run ids hold none), not one notification each: a
+// storm of a hundred cancels is then one notification, which a listener
+// reads in one go and hands to its watcher at once, so that one read of
+// the rows answers the whole wave; one each reached a worker over 2–7 ms,
+// its watcher's reads began on the first few, and the rest waited behind
+// those reads. A payload has at most about announceChunk bytes of ids
+// (PostgreSQL refuses one of 8,000); a larger statement's ids go in several.
+//
+// A process of an earlier version takes such a payload for one run id that
+// it does not watch, and ignores it: during a rolling upgrade it sees the
+// cancels of newer processes at its watcher's next poll.
+const announceChunk = 7000
+
+// announced is the SELECT that announces the ids of the rows of the CTE
+// done (a column id) and returns them, one row each.
+func announced(done string) string {
+	return `SELECT unnest(chunk.ids) AS id FROM (
+			SELECT array_agg(id) AS ids FROM (
+				SELECT id, sum(octet_length(id) + 1) OVER (ORDER BY id) / ` + strconv.Itoa(announceChunk) + ` AS n
+				FROM ` + done + `) AS numbered
+			GROUP BY n) AS chunk,
+		LATERAL (SELECT pg_notify(` + cancelChannelSQL + `, array_to_string(chunk.ids, ' '))) AS told`
 }
 
 // ListenOption configures [Notifier.ListenCancelled].
@@ -119,7 +146,8 @@ func ListenOnListening(f func()) ListenOption {
 
 // ListenCancelled listens for the cancels that NotifyCancelled
 // announces on this database and schema — from any process or machine, this
-// one included — and calls fn with each run id, until ctx ends; then it
+// one included — and calls fn with the run ids of each notification (those
+// of one statement, often many), until ctx ends; then it
 // returns nil. fn runs on the listener's goroutine, one call at a time, and
 // should return quickly.
 //
@@ -129,7 +157,7 @@ func ListenOnListening(f func()) ListenOption {
 // and reconnects, with a backoff from 100 ms doubling to 10 s; it never gives
 // up before ctx ends. Between a loss and the reconnect, notifications are
 // lost (see [ListenOnListening]).
-func (d *postgres) ListenCancelled(ctx context.Context, fn func(runID string), opts ...ListenOption) error {
+func (d *postgres) ListenCancelled(ctx context.Context, fn func(runIDs ...string), opts ...ListenOption) error {
 	if fn == nil {
 		return errors.New("sqlstore: ListenCancelled needs a function to call")
 	}
@@ -164,7 +192,7 @@ func (d *postgres) ListenCancelled(ctx context.Context, fn func(runID string), o
 // listenOnce connects, listens and calls fn for every notification until
 // the connection fails (the error) or ctx ends (nil). since is when it began
 // listening; zero if it never did.
-func (d *postgres) listenOnce(ctx context.Context, cfg *listenConfig, fn func(string)) (since time.Time, err error) {
+func (d *postgres) listenOnce(ctx context.Context, cfg *listenConfig, fn func(...string)) (since time.Time, err error) {
 	conn, err := pgx.ConnectConfig(ctx, d.pool.Config().ConnConfig)
 	if err != nil {
 		return time.Time{}, err
@@ -197,7 +225,9 @@ func (d *postgres) listenOnce(ctx context.Context, cfg *listenConfig, fn func(st
 			return since, nil
 		case err == nil:
 			if n != nil {
-				fn(n.Payload)
+				if ids := strings.Fields(n.Payload); len(ids) > 0 {
+					fn(ids...)
+				}
 			}
 		case idle && !conn.IsClosed():
 			// Nothing heard for a while: is anyone still there? A

@@ -5,7 +5,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,7 +25,7 @@ const notifyPatience = 10 * time.Second
 // listener is a PostgreSQL store's ListenCancelled running for a test.
 type listener struct {
 	t         *testing.T
-	got       chan string   // run ids, as fn was called
+	got       chan []string // run ids, a value per call of fn
 	listening chan struct{} // a value each time the listener is in place
 	logs      *syncBuffer
 	stop      func()
@@ -50,7 +52,7 @@ func (b *syncBuffer) String() string {
 // stopped, and checked to return nil, at cleanup (or by stop).
 func listen(t *testing.T, s *sqlstore.Store, opts ...sqlstore.ListenOption) *listener {
 	t.Helper()
-	l := &listener{t: t, got: make(chan string, 100), listening: make(chan struct{}, 100), logs: &syncBuffer{}}
+	l := &listener{t: t, got: make(chan []string, 100), listening: make(chan struct{}, 100), logs: &syncBuffer{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	opts = append([]sqlstore.ListenOption{
@@ -58,7 +60,7 @@ func listen(t *testing.T, s *sqlstore.Store, opts ...sqlstore.ListenOption) *lis
 		sqlstore.ListenOnListening(func() { l.listening <- struct{}{} }),
 	}, opts...)
 	n := notifier(t, s)
-	go func() { done <- n.ListenCancelled(ctx, func(id string) { l.got <- id }, opts...) }()
+	go func() { done <- n.ListenCancelled(ctx, func(ids ...string) { l.got <- ids }, opts...) }()
 	var once sync.Once
 	l.stop = func() {
 		once.Do(func() {
@@ -87,15 +89,26 @@ func (l *listener) waitListening() {
 	}
 }
 
-// next returns the next run id the listener heard.
+// next returns the run id of the next notification the listener heard,
+// which must name one run.
 func (l *listener) next() string {
 	l.t.Helper()
+	ids := l.nextCall()
+	if len(ids) != 1 {
+		l.t.Fatalf("the listener heard %d runs in one notification (%q), want one", len(ids), ids)
+	}
+	return ids[0]
+}
+
+// nextCall returns the run ids of the next notification the listener heard.
+func (l *listener) nextCall() []string {
+	l.t.Helper()
 	select {
-	case id := <-l.got:
-		return id
+	case ids := <-l.got:
+		return ids
 	case <-time.After(notifyPatience):
 		l.t.Fatalf("the listener heard nothing; its log:\n%s", l.logs.String())
-		return ""
+		return nil
 	}
 }
 
@@ -150,6 +163,38 @@ func TestPostgresNotifyReachesAnotherStore(t *testing.T) {
 	}
 	if logs := l.logs.String(); logs != "" {
 		t.Errorf("the listener logged:\n%s", logs)
+	}
+}
+
+// Runs announced together are named together: as many notifications as
+// their ids need (a payload holds under 8,000 bytes), not one each, and a
+// listener hands each over in one call.
+func TestPostgresNotifyNamesRunsTogether(t *testing.T) {
+	t.Parallel()
+	dsn := pgSchema(t)
+	a, b := openPGAt(t, dsn), openPGAt(t, dsn)
+	l := listen(t, b)
+	var ids []string
+	for i := range 500 { // 20 bytes each: 10,500 bytes of ids
+		ids = append(ids, fmt.Sprintf("run_%016x", i))
+	}
+	if err := notifier(t, a).NotifyCancelled(t.Context(), ids...); err != nil {
+		t.Fatal(err)
+	}
+	first, second := l.nextCall(), l.nextCall()
+	if len(first) == 0 || len(second) == 0 {
+		t.Fatalf("heard %d and %d runs in two notifications", len(first), len(second))
+	}
+	heard := slices.Concat(first, second)
+	slices.Sort(heard)
+	if !slices.Equal(heard, ids) {
+		t.Errorf("two notifications named %d runs (%d, %d); want the 500 announced", len(heard), len(first), len(second))
+	}
+	l.stop()
+	select {
+	case more := <-l.got:
+		t.Errorf("a third notification named %d runs; want two for 10,500 bytes of ids", len(more))
+	default:
 	}
 }
 

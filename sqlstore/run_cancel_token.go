@@ -140,11 +140,11 @@ func (e extraScan) Scan(dest ...any) error { return e.scanner.Scan(append(dest, 
 // cancellingByToken implements tokenCancelling: the token is a CTE that the
 // UPDATE's guard and the result both read, so both see one row; the
 // UPDATE, a data-modifying CTE, runs to its end whatever the result reads,
-// and its ids feed pg_notify as in announcing (delivered at commit only).
+// and its ids are announced as in announcing (delivered at commit only).
 func (d *postgres) cancellingByToken(update string, notify bool) string {
 	won := `SELECT done.id FROM done`
 	if notify {
-		won += `, LATERAL (SELECT pg_notify(` + cancelChannelSQL + `, done.id)) AS announced`
+		won = announced("done")
 	}
 	return `WITH tok AS (SELECT ` + tokenColumns + ` FROM api_tokens WHERE hash = ?),
 		done AS (` + update + ` RETURNING runs.id),
