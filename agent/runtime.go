@@ -298,10 +298,11 @@ func (rt *Runtime) announces(runID string) bool {
 // cancelled does what follows a cancel that won: this process's calls of
 // the run are cancelled, and OnCancel is told.
 func (rt *Runtime) cancelled(ctx context.Context, actor Actor, runID string, announced bool) {
-	rt.logger.Info("agent: run cancelled", "run", runID, "by", actor.ID)
 	// No read needed: the guarded update just made the row say
-	// cancelled, for good (cancelled is terminal).
+	// cancelled, for good (cancelled is terminal). The calls first, the
+	// log after: a storm's hundred log lines must not hold up a stop.
 	rt.watcher.cancel(runID)
+	rt.logger.Info("agent: run cancelled", "run", runID, "by", actor.ID)
 	if rt.cfg.OnCancel != nil {
 		// Not the caller's cancellation: a client that stops waiting for
 		// its answer does not stop the others from being told.
