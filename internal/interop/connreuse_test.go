@@ -58,8 +58,10 @@ func TestHTTPStreamResponseReusesConnection(t *testing.T) {
 				callEcho(t, c, "hi")
 			}
 			// go-sdk's client drains the stream after returning, so the
-			// next call may find its connection still busy: 2-4 here.
-			if n := p.conns.Load() - before; n > calls/4 {
+			// next call may find its connection still busy: 2-4 here, and
+			// 6 once on a loaded machine (the next call dials while the
+			// drain finishes). Without the drain it is every call.
+			if n := p.conns.Load() - before; n > calls/2 {
 				t.Errorf("andon's client dialled %d new connections for %d sequential calls; want most calls to reuse one", n, calls)
 			}
 		})
