@@ -65,6 +65,39 @@ func TestAStormOfCancelsHasOneWinnerPerRun(t *testing.T) {
 	})
 }
 
+// CancelRunJobs leaves out the jobs that have finished: the workers ended
+// them, and a transaction of job cancels would only contend with theirs.
+// With every job finished, it opens no transaction at all.
+func TestCancelRunJobsLeavesFinishedJobsOut(t *testing.T) {
+	onEachCountedBackend(t, func(t *testing.T, s *sqlstore.Store, c *sqlstore.StatementCounter) {
+		ctx := t.Context()
+		for _, id := range []string{"ended", "running"} {
+			if err := s.RunInsert(ctx, queuedRun(id)); err != nil {
+				t.Fatal(err)
+			}
+			if ok, err := s.RunFinish(ctx, id, "", agent.StatusCancelled, agent.ReasonCancelled, ""); !ok || err != nil {
+				t.Fatalf("RunFinish(%s) = %v, %v", id, ok, err)
+			}
+		}
+		s.FinishRunJob(t, "ended")
+		before := c.Read()
+		if err := s.CancelRunJobs(ctx, []string{"ended"}); err != nil {
+			t.Fatal(err)
+		}
+		if d := c.Read().Sub(before); d.Transactions != 0 || d.Writes != 0 {
+			t.Errorf("cancelling the finished job of a run took %d transactions, %d writes; want none", d.Transactions, d.Writes)
+		}
+		if err := s.CancelRunJobs(ctx, []string{"ended", "running"}); err != nil {
+			t.Fatal(err)
+		}
+		for id, want := range map[string]string{"ended": "completed", "running": "cancelled"} {
+			if _, state, _, _ := s.RunJob(t, id); state != want {
+				t.Errorf("job of %s is %q; want %q", id, state, want)
+			}
+		}
+	})
+}
+
 // CancelRunJobs cancels the jobs of the cancelled runs it is given, in one
 // transaction, and leaves the others' alone.
 func TestCancelRunJobsCancelsOnlyCancelledRunsJobs(t *testing.T) {

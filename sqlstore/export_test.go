@@ -43,3 +43,12 @@ func (s *Store) OrphanRun(t interface{ Fatal(...any) }, id string) {
 		t.Fatal(err)
 	}
 }
+
+// FinishRunJob marks the River job of run id completed, as River does when
+// the job's work has returned.
+func (s *Store) FinishRunJob(t interface{ Fatal(...any) }, id string) {
+	if _, err := s.d.exec(context.Background(), `UPDATE river_job SET state = 'completed', finalized_at = CURRENT_TIMESTAMP
+		WHERE id = (SELECT job_id FROM runs WHERE id = ?)`, id); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -158,6 +158,9 @@ func nullBytes(b []byte) any {
 	return []byte(b)
 }
 
+// jobFinal lists the states of a River job that has finished.
+const jobFinal = `('cancelled', 'completed', 'discarded')`
+
 // CancelRunJob cancels the River job of run id, which must be cancelled
 // already: a job not yet worked is never handed out, and the worker
 // holding a running one hears of it (PostgreSQL's NOTIFY, riversqlite's
@@ -182,13 +185,20 @@ func (s *Store) CancelRunJob(ctx context.Context, id string) error {
 // CancelRunJobs is CancelRunJob for many runs at once — what an operator's
 // storm of cancels needs: one read finds the jobs of the runs of ids that
 // are cancelled, and one transaction cancels them all (one commit; on
-// PostgreSQL River's notifications go out at it).
+// PostgreSQL River's notifications go out at it). A job that has finished
+// already is left out: after a NOTIFY (node's announcer waits for the
+// storm to pass first), the workers have mostly ended the runs, and their
+// jobs, by then, and a storm's transaction of a statement per job would
+// only contend with theirs for the same job rows (measured, PostgreSQL,
+// serve and two workers: River's JobCancel and the workers' job
+// completions waiting on each other's row locks during the next wave).
 func (s *Store) CancelRunJobs(ctx context.Context, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
 	in, list := s.d.idIn(ids)
-	rs, err := s.d.query(ctx, `SELECT job_id FROM runs WHERE id `+in+` AND status = 'cancelled' AND job_id IS NOT NULL`, list)
+	rs, err := s.d.query(ctx, `SELECT r.job_id FROM runs r JOIN river_job j ON j.id = r.job_id
+		WHERE r.id `+in+` AND r.status = 'cancelled' AND j.state NOT IN `+jobFinal, list)
 	if err != nil {
 		return fmt.Errorf("sqlstore: reading the jobs of %d cancelled runs: %w", len(ids), err)
 	}
