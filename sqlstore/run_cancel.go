@@ -21,8 +21,8 @@ var _ agent.RunCanceller = (*Store)(nil)
 // same actor share a statement.
 
 // RunCancel implements [agent.RunCanceller]. announced is true only on
-// PostgreSQL, when announce asked for it: the statement's pg_notify, one
-// notification per run it cancelled, delivered at its commit.
+// PostgreSQL, when announce asked for it: the statement's pg_notify, which
+// names the runs it cancelled (postgres_notify.go), delivered at its commit.
 func (s *Store) RunCancel(ctx context.Context, id string, by agent.Actor, announce bool) (won, announced bool, err error) {
 	if !by.Admin && by.ID == "" {
 		return false, false, nil // nobody's run: an empty owner holds nothing
