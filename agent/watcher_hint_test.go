@@ -66,20 +66,8 @@ func TestWatcherHintReadsTheRowAndOnlyTheRowCancels(t *testing.T) {
 // by whichever returns first.
 func TestWatcherCoalescesHints(t *testing.T) {
 	t.Parallel()
-	g := &gatedStatuses{entered: make(chan []string), release: make(chan struct{})}
-	w := agent.NewWatcher(g, time.Hour, nil)
-	var ids []string
-	for i := range 100 {
-		id := fmt.Sprintf("r%02d", i)
-		ids = append(ids, id)
-		_, stop := w.Watch(context.Background(), id)
-		defer stop()
-	}
-	g.gated.Store(true)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); w.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	w, g, ids, stopRun := gatedWatcher(t, 100)
+	defer stopRun()
 
 	w.Hint(ids[0])
 	if first := <-g.entered; !slices.Equal(first, ids[:1]) {
@@ -110,8 +98,7 @@ func TestWatcherCoalescesHints(t *testing.T) {
 	}
 	g.release <- struct{}{}
 	g.release <- struct{}{}
-	cancel()
-	<-done
+	stopRun()
 	if _, fresh := w.StoreReads(); fresh != 100+3 {
 		t.Errorf("%d fresh reads, want 100 (one per Watch) + 3 for 296 hints", fresh)
 	}
@@ -122,20 +109,8 @@ func TestWatcherCoalescesHints(t *testing.T) {
 // run with no call here.
 func TestWatcherReadsHintsGivenTogether(t *testing.T) {
 	t.Parallel()
-	g := &gatedStatuses{entered: make(chan []string), release: make(chan struct{})}
-	w := agent.NewWatcher(g, time.Hour, nil)
-	var ids []string
-	for i := range 100 {
-		id := fmt.Sprintf("r%02d", i)
-		ids = append(ids, id)
-		_, stop := w.Watch(context.Background(), id)
-		defer stop()
-	}
-	g.gated.Store(true)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); w.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	w, g, ids, stopRun := gatedWatcher(t, 100)
+	defer stopRun()
 
 	w.Hint(append([]string{"nobody"}, ids...)...)
 	var read []string
@@ -155,4 +130,25 @@ func TestWatcherReadsHintsGivenTogether(t *testing.T) {
 	if !slices.Equal(read, ids) {
 		t.Errorf("the reads asked about %v…; want the 100 watched runs hinted, each once, and not nobody", read[:min(3, len(read))])
 	}
+}
+
+// gatedWatcher runs a watcher of n runs (r00, r01, …), each with a call in
+// flight, whose reads after the first Watch of each wait in g until
+// released. stop ends Run and waits for it; it may be called more than
+// once. The calls end at cleanup.
+func gatedWatcher(t *testing.T, n int) (w *agent.Watcher, g *gatedStatuses, ids []string, stop func()) {
+	t.Helper()
+	g = &gatedStatuses{entered: make(chan []string), release: make(chan struct{})}
+	w = agent.NewWatcher(g, time.Hour, nil)
+	for i := range n {
+		id := fmt.Sprintf("r%02d", i)
+		ids = append(ids, id)
+		_, stopWatch := w.Watch(context.Background(), id)
+		t.Cleanup(stopWatch)
+	}
+	g.gated.Store(true)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); w.Run(ctx) }()
+	return w, g, ids, func() { cancel(); <-done }
 }
