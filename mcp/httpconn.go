@@ -122,14 +122,7 @@ func (c *httpConn) pump(events *sse.Reader) error {
 		if len(ev.Data) == 0 || (ev.Type != "" && ev.Type != "message") {
 			continue
 		}
-		m, err := jsonrpc.Decode(ev.Data)
-		if err != nil {
-			var de *jsonrpc.DecodeError
-			errors.As(err, &de)
-			c.cfg.receiver.receiveInvalid(de)
-			continue
-		}
-		c.cfg.receiver.receive(m)
+		receiveFrame(c.cfg.receiver, ev.Data)
 	}
 }
 

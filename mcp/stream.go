@@ -351,14 +351,7 @@ func (c *streamConn) readLoop() {
 			c.lost(reason)
 			return
 		}
-		m, err := jsonrpc.Decode(frame)
-		if err != nil {
-			var de *jsonrpc.DecodeError
-			errors.As(err, &de)
-			c.cfg.receiver.receiveInvalid(de)
-			continue
-		}
-		c.cfg.receiver.receive(m)
+		receiveFrame(c.cfg.receiver, frame)
 	}
 }
 

@@ -49,6 +49,18 @@ type receiver interface {
 	lost(err error)
 }
 
+// receiveFrame hands r the message that frame holds, or why it holds none.
+func receiveFrame(r receiver, frame []byte) {
+	m, err := jsonrpc.Decode(frame)
+	if err != nil {
+		var de *jsonrpc.DecodeError
+		errors.As(err, &de)
+		r.receiveInvalid(de)
+		return
+	}
+	r.receive(m)
+}
+
 // conn is one open connection. All methods are safe for concurrent use.
 type conn interface {
 	// start begins reading; the client calls it once it is ready to receive.
