@@ -158,9 +158,6 @@ func nullBytes(b []byte) any {
 	return []byte(b)
 }
 
-// jobFinal lists the states of a River job that has finished.
-const jobFinal = `('cancelled', 'completed', 'discarded')`
-
 // CancelRunJob cancels the River job of run id, which must be cancelled
 // already: a job not yet worked is never handed out, and the worker
 // holding a running one hears of it (PostgreSQL's NOTIFY, riversqlite's
@@ -181,6 +178,9 @@ func (s *Store) CancelRunJob(ctx context.Context, id string) error {
 	}
 	return nil
 }
+
+// jobFinal lists the states of a River job that has finished.
+const jobFinal = `('cancelled', 'completed', 'discarded')`
 
 // CancelRunJobs is CancelRunJob for many runs at once — what an operator's
 // storm of cancels needs: one read finds the jobs of the runs of ids that
