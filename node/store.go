@@ -24,11 +24,9 @@ type Store interface {
 	token.Store
 	// Queue returns the River queue of the runs' jobs.
 	Queue(sqlstore.QueueOptions) agent.Queue
-	// CancelRunJob cancels the River job of a run, which reaches the
-	// worker holding it, in whichever process.
-	CancelRunJob(ctx context.Context, id string) error
-	// CancelRunJobs cancels the River jobs of many cancelled runs, in one
-	// transaction.
+	// CancelRunJobs cancels the River jobs of cancelled runs, in one
+	// transaction, which reaches the workers holding them, in whichever
+	// process.
 	CancelRunJobs(ctx context.Context, ids []string) error
 	// Notifier returns the store's cancel bus, if it has one: PostgreSQL's
 	// LISTEN/NOTIFY.
