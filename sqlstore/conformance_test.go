@@ -11,7 +11,8 @@ import (
 	"github.com/andonhq/andon/token"
 )
 
-// The shared suites, on each backend, each test on a fresh database.
+// The shared suites, on each backend, each test on a fresh database. After
+// each, active_runs must still say which runs are unfinished.
 
 // withFreshStores runs fn, in parallel, once per backend, with a
 // constructor of stores on fresh databases.
@@ -20,7 +21,7 @@ func withFreshStores(t *testing.T, fn func(t *testing.T, fresh func(t *testing.T
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
-			fn(t, func(t *testing.T) *sqlstore.Store { return b.database(t)(t) })
+			fn(t, func(t *testing.T) *sqlstore.Store { return checkedActiveRuns(t, b.database(t)(t)) })
 		})
 	}
 }
@@ -101,4 +102,16 @@ func TestRunCancelConformance(t *testing.T) {
 	withFreshStores(t, func(t *testing.T, fresh func(t *testing.T) *sqlstore.Store) {
 		storetest.ExerciseRunCancel(t, func(t *testing.T) storetest.CancelStore { return fresh(t) })
 	})
+}
+
+// checkedActiveRuns returns s, checking when t ends (before s is closed)
+// that active_runs holds exactly the unfinished runs, with their status:
+// the shared suites take runs through every transition.
+func checkedActiveRuns(t *testing.T, s *sqlstore.Store) *sqlstore.Store {
+	t.Cleanup(func() {
+		if diff := s.ActiveRunsDiffer(t); diff != "" {
+			t.Errorf("after the test, active_runs differs from runs: %s", diff)
+		}
+	})
+	return s
 }

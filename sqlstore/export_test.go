@@ -2,6 +2,10 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -51,4 +55,75 @@ func (s *Store) FinishRunJob(t interface{ Fatal(...any) }, id string) {
 		WHERE id = (SELECT job_id FROM runs WHERE id = ?)`, id); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// ActiveRunsDiffer says how active_runs differs from the runs it stands
+// for (the unfinished ones, with their status and creation time), or ""
+// if it does not.
+func (s *Store) ActiveRunsDiffer(t interface{ Fatal(...any) }) string {
+	ctx := context.Background()
+	read := func(stmt string) map[string]string {
+		rs, err := s.d.query(ctx, stmt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rs.Close()
+		out := map[string]string{}
+		for rs.Next() {
+			var id, status string
+			var created int64
+			if err := rs.Scan(&id, &status, &created); err != nil {
+				t.Fatal(err)
+			}
+			out[id] = fmt.Sprintf("%s@%d", status, created)
+		}
+		if err := rs.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	want := read(`SELECT id, status, created_at FROM runs WHERE status NOT IN ` + terminal)
+	got := read(`SELECT id, status, created_at FROM active_runs`)
+	var diff []string
+	for id, w := range want {
+		if g, ok := got[id]; !ok || g != w {
+			diff = append(diff, fmt.Sprintf("run %s is %s, active_runs has %q", id, w, g))
+		}
+	}
+	for id, g := range got {
+		if _, ok := want[id]; !ok {
+			diff = append(diff, fmt.Sprintf("active_runs has %s as %s, the run is finished or gone", id, g))
+		}
+	}
+	slices.Sort(diff)
+	return strings.Join(diff, "; ")
+}
+
+// IndexedRunColumns lists the columns of runs that an index of runs names
+// (as a key, in an expression or in its predicate), but for the primary
+// key's.
+func (s *Store) IndexedRunColumns(t interface{ Fatal(...any) }) []string {
+	ctx := context.Background()
+	stmt := `SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'runs' AND sql IS NOT NULL`
+	if _, pg := s.d.(*postgres); pg {
+		stmt = `SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'runs'
+			AND indexname <> 'runs_pkey'`
+	}
+	rs, err := s.d.query(ctx, stmt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	defs, err := collect(rs, "listing the indexes of runs", scanID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cols []string
+	for _, col := range strings.FieldsFunc(runColumns+", job_id", func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' }) {
+		named := regexp.MustCompile(`\b` + col + `\b`)
+		if slices.ContainsFunc(defs, named.MatchString) {
+			cols = append(cols, col)
+		}
+	}
+	return cols
 }

@@ -158,8 +158,11 @@ func (d *postgres) pairIn(as, bs []string) (string, []any) {
 // run. (NO KEY: the lock the UPDATE takes anyway, which a step append's
 // foreign-key check does not conflict with.) The claim can therefore pass
 // over a queued run that another transaction holds for the instant of its
-// own statement.
-func (d *postgres) claimLock() string { return ` FOR NO KEY UPDATE SKIP LOCKED` }
+// own statement. OF runs: the candidate comes from active_runs joined to
+// runs, and it is the run row that is locked, as every writer of a run
+// locks it first (its active_runs row after, by trigger), so that a claim
+// and a cancel of one run cannot each hold what the other waits for.
+func (d *postgres) claimLock() string { return ` FOR NO KEY UPDATE OF runs SKIP LOCKED` }
 
 // hostsArg: the column is a text[].
 func (d *postgres) hostsArg(hosts []string) any { return nonNil(hosts) }

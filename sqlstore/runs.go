@@ -54,6 +54,11 @@ func (s *Store) RunList(ctx context.Context, filter agent.RunFilter) ([]*agent.R
 	if filter.Status != "" {
 		where = append(where, "status = ?")
 		args = append(args, string(filter.Status))
+		if !filter.Status.Terminal() {
+			// Unfinished runs are few: start from them (active_runs).
+			where = append(where, "id IN (SELECT id FROM active_runs WHERE status = ?)")
+			args = append(args, string(filter.Status))
+		}
 	}
 	if filter.Before != "" {
 		var created int64

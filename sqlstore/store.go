@@ -83,7 +83,9 @@ func (s *Store) Queue(opts QueueOptions) agent.Queue {
 // job: the job id is recorded only on a run that has none, else the insert
 // rolls back.
 func (s *Store) adoptQueued(ctx context.Context) error {
-	rs, err := s.d.query(ctx, `SELECT id FROM runs WHERE status = 'queued' AND job_id IS NULL ORDER BY created_at, id`)
+	rs, err := s.d.query(ctx, `SELECT runs.id FROM active_runs JOIN runs ON runs.id = active_runs.id
+		WHERE active_runs.status = 'queued' AND runs.status = 'queued' AND runs.job_id IS NULL
+		ORDER BY runs.created_at, runs.id`)
 	if err != nil {
 		return err
 	}

@@ -55,7 +55,9 @@ func (s *Store) RunClaim(ctx context.Context, owner string, leaseUntil time.Time
 	run, err := scanRun(s.d.queryRow(ctx, `UPDATE runs
 		SET status = 'running', lease_owner = ?, lease_expires = ?, attempts = attempts + 1,
 			started_at = CASE WHEN started_at = 0 THEN ? ELSE started_at END
-		WHERE id = (SELECT id FROM runs WHERE status = 'queued' ORDER BY created_at, id LIMIT 1`+s.d.claimLock()+`)
+		WHERE id = (SELECT runs.id FROM active_runs JOIN runs ON runs.id = active_runs.id
+				WHERE active_runs.status = 'queued' AND runs.status = 'queued'
+				ORDER BY active_runs.created_at, active_runs.id LIMIT 1`+s.d.claimLock()+`)
 			AND status = 'queued'
 		RETURNING `+runColumns,
 		owner, nanos(leaseUntil), time.Now().UnixNano()))
@@ -201,7 +203,8 @@ func (s *Store) RunRequeue(ctx context.Context, id, owner string) (bool, error) 
 // lease deadline is never stale.
 func (s *Store) RunsStale(ctx context.Context, now time.Time) ([]*agent.Run, error) {
 	return s.queryRuns(ctx, "listing stale runs", `SELECT `+runColumns+` FROM runs
-		WHERE status IN `+held+` AND lease_expires <> 0 AND lease_expires < ?
+		WHERE id IN (SELECT id FROM active_runs WHERE status IN `+held+`)
+			AND status IN `+held+` AND lease_expires <> 0 AND lease_expires < ?
 		ORDER BY lease_expires, id`, now.UnixNano())
 }
 
