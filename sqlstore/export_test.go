@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -68,17 +69,18 @@ func (s *Store) ActiveRunsDiffer(t interface{ Fatal(...any) }) string {
 			t.Fatal(err)
 		}
 		defer rs.Close()
-		out := map[string]string{}
-		for rs.Next() {
-			var id, status string
+		rows, err := collect(rs, "reading unfinished runs", func(sc scanner) (row [2]string, err error) {
 			var created int64
-			if err := rs.Scan(&id, &status, &created); err != nil {
-				t.Fatal(err)
-			}
-			out[id] = fmt.Sprintf("%s@%d", status, created)
-		}
-		if err := rs.Err(); err != nil {
+			err = sc.Scan(&row[0], &row[1], &created)
+			row[1] += "@" + strconv.FormatInt(created, 10)
+			return row, err
+		})
+		if err != nil {
 			t.Fatal(err)
+		}
+		out := make(map[string]string, len(rows))
+		for _, r := range rows {
+			out[r[0]] = r[1]
 		}
 		return out
 	}
@@ -119,7 +121,7 @@ func (s *Store) IndexedRunColumns(t interface{ Fatal(...any) }) []string {
 		t.Fatal(err)
 	}
 	var cols []string
-	for _, col := range strings.FieldsFunc(runColumns+", job_id", func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' }) {
+	for _, col := range strings.Fields(strings.ReplaceAll(runColumns+", job_id", ",", " ")) {
 		named := regexp.MustCompile(`\b` + col + `\b`)
 		if slices.ContainsFunc(defs, named.MatchString) {
 			cols = append(cols, col)
