@@ -48,6 +48,9 @@ type sqlite struct {
 	db   *sql.DB // the writer: one connection
 	read *sql.DB // readers
 	jobs *jobs[*sql.Tx]
+	// checkpointer copies the log back into the file, so that the writer
+	// never does (sqlite_checkpoint.go).
+	checkpointer *checkpointer
 }
 
 // readConns bounds the reader connections: each keeps a page cache.
@@ -64,7 +67,9 @@ func openSQLite(path string, cfg openConfig) (*sqlite, error) {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(ON)")
-	q.Set("_txlock", "immediate") // take the write lock at BEGIN: no upgrade deadlocks
+	checkpointDSN := "file:" + path + "?" + q.Encode()
+	q.Add("_pragma", "wal_autocheckpoint(0)") // the checkpointer's job (sqlite_checkpoint.go)
+	q.Set("_txlock", "immediate")             // take the write lock at BEGIN: no upgrade deadlocks
 	db, err := openPreparing("file:" + path + "?" + q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: opening %s: %w", path, err)
@@ -84,7 +89,16 @@ func openSQLite(path string, cfg openConfig) (*sqlite, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("sqlstore: %s: %w", path, err), db.Close(), read.Close())
 	}
-	return &sqlite{sqliteQuerier: sqliteQuerier{routed{write: db, read: read}, cfg.counter, &writeGate{}}, db: db, read: read, jobs: j}, nil
+	ckpt, err := sql.Open("sqlite", checkpointDSN) // connects when first used
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("sqlstore: opening %s: %w", path, err), db.Close(), read.Close())
+	}
+	ckpt.SetMaxOpenConns(1)
+	return &sqlite{
+		sqliteQuerier: sqliteQuerier{routed{write: db, read: read}, cfg.counter, &writeGate{}},
+		db:            db, read: read, jobs: j,
+		checkpointer: startCheckpointer(ckpt, path+"-wal", checkpointInterval, cfg.logger),
+	}, nil
 }
 
 // routed sends a statement that starts with SELECT to the readers and
@@ -119,7 +133,7 @@ func (r routed) QueryRowContext(ctx context.Context, stmt string, args ...any) *
 }
 
 func (d *sqlite) close() error {
-	return errors.Join(d.read.Close(), d.db.Close())
+	return errors.Join(d.checkpointer.close(), d.read.Close(), d.db.Close())
 }
 
 func (d *sqlite) inTx(ctx context.Context, fn func(tx) error) error {
