@@ -13,6 +13,12 @@
 // `andon serve --workers 0` and -processes `andon worker` processes on the
 // database (the andon binary given with -andon, or built from this
 // module), runs submitted and cancelled through the API.
+//
+// With -hiccups, it measures the machine instead: the gaps in which a
+// thread that never blocks did not run, with a CPU to spare and with none
+// (a storm's tail is read against them).
+//
+//	go run ./cmd/andon-load -hiccups 20s
 package main
 
 import (
@@ -31,6 +37,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -66,6 +73,7 @@ type options struct {
 	blockProfile      string
 	mutexProfile      string
 	trace             string
+	hiccups           time.Duration
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -89,8 +97,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.blockProfile, "blockprofile", "", "write a profile of where goroutines waited during the storms to `file`")
 	fs.StringVar(&o.mutexProfile, "mutexprofile", "", "write a profile of contended mutexes during the storms to `file`")
 	fs.StringVar(&o.trace, "trace", "", "write an execution trace of the storms to `file` (each wave is a trace task, \"cancel wave\")")
+	fs.DurationVar(&o.hiccups, "hiccups", 0, "only measure the machine's own stalls: spin one thread, then one per CPU, each for `duration`, and print the gaps in which a thread that never blocks did not run")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if o.hiccups > 0 {
+		for _, threads := range slices.Compact([]int{1, runtime.NumCPU()}) {
+			fmt.Fprintln(stdout, loadtest.MeasureHiccups(ctx, threads, o.hiccups))
+		}
+		return ctx.Err()
 	}
 	for _, f := range strings.Split(inflight, ",") {
 		n, err := strconv.Atoi(f)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -160,4 +161,26 @@ func buildAndon(t *testing.T) string {
 		t.Fatalf("building andon: %v\n%s", err, msg)
 	}
 	return out
+}
+
+// The hiccup meter spins as many threads as asked, for as long as asked,
+// reports its gaps longest first, and stops when its context ends.
+func TestMeasureHiccups(t *testing.T) {
+	h := loadtest.MeasureHiccups(t.Context(), 2, 20*time.Millisecond)
+	if h.Threads != 2 || h.Elapsed < 20*time.Millisecond {
+		t.Fatalf("spun %d threads for %v, want 2 for at least 20ms", h.Threads, h.Elapsed)
+	}
+	if !slices.IsSortedFunc(h.Gaps, func(a, b time.Duration) int { return int(b - a) }) {
+		t.Fatalf("gaps %v are not longest first", h.Gaps)
+	}
+	for _, g := range h.Gaps {
+		if g <= loadtest.HiccupMin {
+			t.Fatalf("gap %v recorded, want only gaps over %v", g, loadtest.HiccupMin)
+		}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if h := loadtest.MeasureHiccups(ctx, 1, time.Hour); h.Elapsed > time.Minute {
+		t.Fatalf("a cancelled meter spun for %v, want it to stop", h.Elapsed)
+	}
 }
