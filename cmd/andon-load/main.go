@@ -19,6 +19,12 @@
 // (a storm's tail is read against them).
 //
 //	go run ./cmd/andon-load -hiccups 20s
+//
+// With -trace-report, it reads an execution trace that -trace wrote and
+// says, wave by wave, where the wave's time went.
+//
+//	go run ./cmd/andon-load -db sqlite -inflight 1000 -waves 100 -samples 1000 -short-runs 0 -trace storm.trace
+//	go run ./cmd/andon-load -trace-report storm.trace
 package main
 
 import (
@@ -74,6 +80,8 @@ type options struct {
 	mutexProfile      string
 	trace             string
 	hiccups           time.Duration
+	traceReport       string
+	traceSkip         time.Duration
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -98,8 +106,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.mutexProfile, "mutexprofile", "", "write a profile of contended mutexes during the storms to `file`")
 	fs.StringVar(&o.trace, "trace", "", "write an execution trace of the storms to `file` (each wave is a trace task, \"cancel wave\")")
 	fs.DurationVar(&o.hiccups, "hiccups", 0, "only measure the machine's own stalls: spin one thread, then one per CPU, each for `duration`, and print the gaps in which a thread that never blocks did not run")
+	fs.StringVar(&o.traceReport, "trace-report", "", "only report, wave by wave, what an execution trace written with -trace holds: the process's CPU per millisecond, the cancels written, system calls over 1 ms and the goroutines that ran; reads `file`")
+	fs.DurationVar(&o.traceSkip, "trace-skip", 0, "with -trace-report: leave out the first `duration` of each wave")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if o.traceReport != "" {
+		f, err := os.Open(o.traceReport)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return loadtest.TraceReport(f, stdout, loadtest.TraceReportOptions{Skip: o.traceSkip})
 	}
 	if o.hiccups > 0 {
 		for _, threads := range slices.Compact([]int{1, runtime.NumCPU()}) {
