@@ -97,7 +97,7 @@ func openSQLite(path string, cfg openConfig) (*sqlite, error) {
 	return &sqlite{
 		sqliteQuerier: sqliteQuerier{routed{write: db, read: read}, cfg.counter, &writeGate{}},
 		db:            db, read: read, jobs: j,
-		checkpointer: startCheckpointer(ckpt, path+"-shm", checkpointPages, checkpointInterval, cfg.logger),
+		checkpointer: startCheckpointer(ckpt, path+"-wal", checkpointInterval, cfg.logger),
 	}, nil
 }
 

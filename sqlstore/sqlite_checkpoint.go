@@ -1,11 +1,9 @@
 package sqlstore
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
-	"encoding/binary"
-	"io"
+	"errors"
 	"log/slog"
 	"os"
 	"sync/atomic"
@@ -24,30 +22,28 @@ import (
 // waits for readers or writers and never makes them wait: the writer goes on
 // appending to the log while the checkpoint copies and syncs.
 //
-// It reads how much of the log is not yet copied back every
-// checkpointInterval, from the log's index (the -shm file, whose header is
-// SQLite's documented file format), and checkpoints once that reaches
-// checkpointPages — the threshold at which SQLite's own autocheckpoint
-// would have run in a commit — or after a checkpoint that could not copy
-// every frame (a reader still needed them), or failed. So checkpoints come
-// as often as they did, and the log is restarted from its start (a write
-// that does so syncs its header, on the writer's path) no more often. A
-// store at rest sends nothing; SQLite still checkpoints when the last
-// connection to the file closes.
+// It looks at the log file every checkpointInterval and checkpoints if the
+// log was written since its last checkpoint, or that checkpoint could not
+// copy every frame (a reader still needed them) or failed: a store at rest
+// sends nothing. The interval bounds how often the log is restarted from
+// its start — a write that does so syncs the log's header, on the writer's
+// path — and how much it grows between checkpoints: a second's writes.
+// SQLite still checkpoints when the last connection to the file closes.
+//
+// It looks with stat(2) only, and never opens the log or its index: closing
+// any descriptor of a file drops every POSIX lock this process holds on it,
+// SQLite's among them, and other processes on the file would then read and
+// write past them. (Measured the hard way: reading the index's header
+// through a descriptor of its own lost a run between processes.)
 
-// checkpointInterval is how often the checkpointer reads the log's index.
-const checkpointInterval = 250 * time.Millisecond
-
-// checkpointPages is how many frames of the log, not yet copied back, make
-// a checkpoint due: SQLite's default autocheckpoint.
-const checkpointPages = 1000
+// checkpointInterval is how often the checkpointer looks at the log.
+const checkpointInterval = time.Second
 
 // checkpointer checkpoints one SQLite database's log in the background
 // until stopped.
 type checkpointer struct {
 	db       *sql.DB // its own connection: never the writer's
-	shm      string  // the log's index
-	pages    uint32  // frames not yet copied back that make a checkpoint due
+	wal      string  // the log's path
 	interval time.Duration
 	logger   *slog.Logger
 	// made counts the checkpoints made (tests).
@@ -58,11 +54,10 @@ type checkpointer struct {
 }
 
 // startCheckpointer starts checkpointing, through db, the database whose
-// log's index is shm, whenever pages frames wait to be copied back. The
-// checkpointer owns db and closes it when stopped.
-func startCheckpointer(db *sql.DB, shm string, pages uint32, interval time.Duration, logger *slog.Logger) *checkpointer {
+// log is wal. The checkpointer owns db and closes it when stopped.
+func startCheckpointer(db *sql.DB, wal string, interval time.Duration, logger *slog.Logger) *checkpointer {
 	ctx, stop := context.WithCancel(context.Background())
-	c := &checkpointer{db: db, shm: shm, pages: pages, interval: interval, logger: logger, stop: stop, done: make(chan struct{})}
+	c := &checkpointer{db: db, wal: wal, interval: interval, logger: logger, stop: stop, done: make(chan struct{})}
 	go c.run(ctx)
 	return c
 }
@@ -80,8 +75,9 @@ func (c *checkpointer) run(ctx context.Context) {
 	t := time.NewTicker(c.interval)
 	defer t.Stop()
 	var (
-		again   bool // the last checkpoint left frames behind, or failed
-		failing bool // the last checkpoint failed: logged once
+		seen    logState // the log as it was before the last checkpoint
+		again   bool     // the last checkpoint left frames behind, or failed
+		failing bool     // the last checkpoint failed: logged once
 	)
 	for {
 		select {
@@ -89,7 +85,8 @@ func (c *checkpointer) run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if !again && uncopiedFrames(c.shm) < c.pages {
+		now := statLog(c.wal)
+		if now == seen && !again {
 			continue
 		}
 		complete, err := c.checkpoint(ctx)
@@ -105,7 +102,11 @@ func (c *checkpointer) run(ctx context.Context) {
 		case failing:
 			c.logger.Info("sqlstore: checkpointing the SQLite log works again")
 		}
-		failing, again = false, !complete
+		// The checkpoint copied every write before now. A write after it
+		// within the file system's timestamp granularity (a few
+		// milliseconds) may look like none: its frames then wait in the
+		// log, where every reader sees them, for the next write.
+		failing, again, seen = false, !complete, now
 	}
 }
 
@@ -121,27 +122,24 @@ func (c *checkpointer) checkpoint(ctx context.Context) (complete bool, err error
 	return busy == 0 && copied >= logged, nil
 }
 
-// uncopiedFrames reads from the log's index at shm how many frames of the
-// log are not yet copied back into the database (zero if it cannot tell).
-// The index begins with two copies of its header, then the checkpoint
-// information (https://www.sqlite.org/walformat.html, in the machine's
-// byte order): mxFrame, the frames in the log, at offset 16 of a header;
-// nBackfill, the frames copied back, at offset 96. A header being written
-// meanwhile differs from its copy: that read says zero, and the next one
-// tells.
-func uncopiedFrames(shm string) uint32 {
-	f, err := os.Open(shm)
-	if err != nil {
-		return 0
+// logState is what the checkpointer compares of the log file: a write
+// changes its modification time (and, while it grows, its size).
+type logState struct {
+	size    int64
+	modTime time.Time
+	exists  bool
+}
+
+// statLog returns the state of the log at path. No log is a state of its
+// own; a log that cannot be looked at reads as changed, so that the
+// checkpoint is tried (and says what is wrong, if anything is).
+func statLog(path string) logState {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return logState{}
+	case err != nil:
+		return logState{modTime: time.Now(), exists: true}
 	}
-	defer f.Close()
-	var b [100]byte
-	if _, err := io.ReadFull(f, b[:]); err != nil || !bytes.Equal(b[0:48], b[48:96]) {
-		return 0
-	}
-	frames, copied := binary.NativeEndian.Uint32(b[16:20]), binary.NativeEndian.Uint32(b[96:100])
-	if copied >= frames {
-		return 0
-	}
-	return frames - copied
+	return logState{size: fi.Size(), modTime: fi.ModTime(), exists: true}
 }
