@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -96,7 +95,7 @@ func TestCheckpointerAtRestDoesNothing(t *testing.T) {
 // A checkpoint that fails is logged once, not once per interval, and the
 // checkpointer keeps trying.
 func TestCheckpointerLogsAFailureOnce(t *testing.T) {
-	var logs lockedBuffer
+	var logs bytes.Buffer // written by the checkpointer alone, read once it has stopped
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	dir := t.TempDir() // a directory is no database: every checkpoint fails
 	db, err := sql.Open("sqlite", "file:"+dir+"?mode=ro")
@@ -139,21 +138,4 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
