@@ -130,11 +130,10 @@ func (c *checkpointer) checkpoint(ctx context.Context) (complete bool, err error
 type logState struct {
 	size    int64
 	modTime time.Time
-	exists  bool
 }
 
-// statLog returns the state of the log at path. No log is a state of its
-// own; a log that cannot be looked at reads as changed, so that the
+// statLog returns the state of the log at path: the zero state if there is
+// no log. A log that cannot be looked at reads as changed, so that the
 // checkpoint is tried (and says what is wrong, if anything is).
 func statLog(path string) logState {
 	fi, err := os.Stat(path)
@@ -142,7 +141,7 @@ func statLog(path string) logState {
 	case errors.Is(err, os.ErrNotExist):
 		return logState{}
 	case err != nil:
-		return logState{modTime: time.Now(), exists: true}
+		return logState{modTime: time.Now()}
 	}
-	return logState{size: fi.Size(), modTime: fi.ModTime(), exists: true}
+	return logState{size: fi.Size(), modTime: fi.ModTime()}
 }

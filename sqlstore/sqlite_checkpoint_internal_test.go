@@ -28,12 +28,8 @@ func TestSQLiteWriterNeverCheckpoints(t *testing.T) {
 // What the store writes reaches the database file itself, not only the
 // log, without anyone closing the store: the checkpointer copies it back.
 func TestSQLiteCheckpointerCopiesTheLog(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "andon.db")
-	s, err := Open(t.Context(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := sqliteStore(t)
+	path := dbPath(s)
 	if _, err := s.d.exec(t.Context(), `CREATE TABLE copied (x TEXT, pad BLOB)`); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +70,7 @@ func TestCheckpointerAtRestDoesNothing(t *testing.T) {
 	s := sqliteStore(t)
 	d := s.d.(*sqlite)
 	const interval = 5 * time.Millisecond
-	c := startCheckpointer(openCheckpointDB(t, strings.TrimSuffix(d.checkpointer.wal, "-wal")), d.checkpointer.wal, interval, slog.New(slog.DiscardHandler))
+	c := startCheckpointer(openCheckpointDB(t, dbPath(s)), d.checkpointer.wal, interval, slog.New(slog.DiscardHandler))
 	defer c.close()
 	if _, err := s.d.exec(t.Context(), `CREATE TABLE rest (x INTEGER)`); err != nil {
 		t.Fatal(err)
@@ -128,6 +124,9 @@ func openCheckpointDB(t *testing.T, path string) *sql.DB {
 	db.SetMaxOpenConns(1)
 	return db
 }
+
+// dbPath is the file of s, a SQLite store.
+func dbPath(s *Store) string { return strings.TrimSuffix(s.d.(*sqlite).checkpointer.wal, "-wal") }
 
 func waitFor(t *testing.T, what string, ok func() bool) {
 	t.Helper()

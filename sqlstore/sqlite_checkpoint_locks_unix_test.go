@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,12 +24,8 @@ const lockProbeEnv = "ANDON_TEST_LOCK_PROBE"
 // lost between serve and a worker. After the checkpointer has run, another
 // process still finds this one's lock on the index.
 func TestCheckpointerKeepsSQLitesLocks(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "andon.db")
-	s, err := Open(t.Context(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := sqliteStore(t)
+	path := dbPath(s)
 	c := s.d.(*sqlite).checkpointer
 	for i := range 3 { // a write, then the checkpoint of it: three times
 		if _, err := s.d.exec(t.Context(), `CREATE TABLE locked`+strconv.Itoa(i)+` (x INTEGER)`); err != nil {

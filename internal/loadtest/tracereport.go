@@ -154,9 +154,12 @@ func reportWave(w io.Writer, i int, wave span, running, syscalls []slice, writes
 		}
 		cpu += d
 		byKind[s.what] += d
-		for b := range ms {
-			bucket := span{wave.start + trace.Time(time.Duration(b)*time.Millisecond), wave.start + trace.Time(time.Duration(b+1)*time.Millisecond)}
-			busy[b] += s.overlap(bucket)
+		// Only the milliseconds the slice touches.
+		first := max(0, int(time.Duration(s.start-wave.start)/time.Millisecond))
+		last := min(ms-1, int(time.Duration(s.end-wave.start)/time.Millisecond))
+		for b := first; b <= last; b++ {
+			at := wave.start + trace.Time(time.Duration(b)*time.Millisecond)
+			busy[b] += s.overlap(span{at, at + trace.Time(time.Millisecond)})
 		}
 	}
 	written := make([]int, ms)
