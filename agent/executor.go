@@ -93,6 +93,7 @@ func (rt *Runtime) execute(ctx context.Context, run *Run, owner string, how begu
 
 	err := s.loop(ctx)
 	var stopped *errStop
+	var overBudget *callBudgetError
 	// A run cancelled (a read of the row said so) or lost (a renewal
 	// found the lease gone; an owner never gets it back) is not settled:
 	// the guarded settle could only lose, a write for nothing.
@@ -110,6 +111,8 @@ func (rt *Runtime) execute(ctx context.Context, run *Run, owner string, how begu
 		s.settle(StatusFailed, ReasonDeadline, "the run took longer than its limit")
 	case errors.Is(err, errMaxRounds):
 		s.settle(StatusFailed, ReasonMaxRounds, "the run reached its round limit")
+	case errors.As(err, &overBudget):
+		s.settle(StatusFailed, overBudget.reason, overBudget.Error())
 	case errors.Is(err, errModel):
 		s.settle(StatusFailed, ReasonModelFailed, "the model call failed")
 	default:
@@ -165,6 +168,13 @@ func (s *segment) loop(ctx context.Context) error {
 		return fmt.Errorf("agent: rebuilding the conversation: %w", err)
 	}
 	for {
+		// The budgets are checked here, before any call of the last turn
+		// is made, on every path: after a model turn, and after a resume
+		// or a takeover rebuilt the transcript (a recorded turn that asked
+		// too much is never played).
+		if err := s.withinCallBudgets(); err != nil {
+			return err
+		}
 		// The calls the model asked for that are not yet answered (after
 		// a resume, the one an operator decided on comes first). A
 		// decision applies only to the call it names.

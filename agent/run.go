@@ -32,13 +32,19 @@ type Reason string
 
 // Termination reasons.
 const (
-	ReasonCompleted    Reason = "completed"
-	ReasonCancelled    Reason = "cancelled"
-	ReasonMaxRounds    Reason = "max_rounds"
-	ReasonDeadline     Reason = "deadline"
-	ReasonModelFailed  Reason = "model_failed"
-	ReasonNotRetryable Reason = "not_retryable" // found mid non-idempotent write: dead-lettered
-	ReasonFailed       Reason = "failed"
+	ReasonCompleted Reason = "completed"
+	ReasonCancelled Reason = "cancelled"
+	ReasonMaxRounds Reason = "max_rounds"
+	// ReasonMaxCallsPerTurn: a model turn asked for more tool calls than
+	// [Config].MaxCallsPerTurn; none of them was made.
+	ReasonMaxCallsPerTurn Reason = "max_calls_per_turn"
+	// ReasonMaxCallsPerRun: a model turn would have taken the run past
+	// [Config].MaxCallsPerRun tool calls; none of its calls was made.
+	ReasonMaxCallsPerRun Reason = "max_calls_per_run"
+	ReasonDeadline       Reason = "deadline"
+	ReasonModelFailed    Reason = "model_failed"
+	ReasonNotRetryable   Reason = "not_retryable" // found mid non-idempotent write: dead-lettered
+	ReasonFailed         Reason = "failed"
 )
 
 // Run is one agent run, as the store holds it.

@@ -21,7 +21,16 @@ import (
 const (
 	DefaultLeaseDuration = time.Minute
 	DefaultMaxRounds     = 20
-	DefaultMaxRunTime    = 30 * time.Minute
+	// DefaultMaxCallsPerTurn bounds the tool calls one model turn may ask
+	// for. Parallel tool calls are a handful in practice; a turn that asks
+	// for more than this is a model gone wrong (or steered), and each call
+	// is work on a server, perhaps a write.
+	DefaultMaxCallsPerTurn = 32
+	// DefaultMaxCallsPerRun bounds the tool calls of a whole run: a little
+	// more than a full turn in every round of DefaultMaxRounds would need,
+	// were each turn to ask for a dozen.
+	DefaultMaxCallsPerRun = 256
+	DefaultMaxRunTime     = 30 * time.Minute
 	// DefaultMaxConcurrentRuns is measured, not guessed: a run mostly
 	// waits (for its model, for its tools), so a process can hold many. On
 	// 2 shared cores (docs/benchmarks.md, "Under load"), one-tool-call
@@ -61,6 +70,17 @@ type Config struct {
 	LeaseDuration time.Duration
 	// MaxRounds bounds the model turns of a run. Zero means DefaultMaxRounds.
 	MaxRounds int
+	// MaxCallsPerTurn bounds the tool calls one model turn may ask for. A
+	// turn that asks for more is recorded, none of its calls is made, and
+	// the run fails with ReasonMaxCallsPerTurn. Zero means
+	// DefaultMaxCallsPerTurn.
+	MaxCallsPerTurn int
+	// MaxCallsPerRun bounds the tool calls a run's model may ask for in
+	// all: a turn that would take the run past it is recorded, none of its
+	// calls is made, and the run fails with ReasonMaxCallsPerRun. Calls an
+	// operator denied count too: the model asked for them. Zero means
+	// DefaultMaxCallsPerRun.
+	MaxCallsPerRun int
 	// MaxRunTime bounds a run from its first start. Zero means
 	// DefaultMaxRunTime.
 	MaxRunTime time.Duration
@@ -153,6 +173,8 @@ func New(cfg Config) (*Runtime, error) {
 	cfg.ClaimInterval = cmpOr(cfg.ClaimInterval, DefaultClaimInterval)
 	cfg.ReapInterval = cmpOr(cfg.ReapInterval, DefaultReapInterval)
 	cfg.MaxRounds = cmpOr(cfg.MaxRounds, DefaultMaxRounds)
+	cfg.MaxCallsPerTurn = cmpOr(cfg.MaxCallsPerTurn, DefaultMaxCallsPerTurn)
+	cfg.MaxCallsPerRun = cmpOr(cfg.MaxCallsPerRun, DefaultMaxCallsPerRun)
 	cfg.MaxConcurrentRuns = cmpOr(cfg.MaxConcurrentRuns, DefaultMaxConcurrentRuns)
 	cfg.MaxAttempts = cmpOr(cfg.MaxAttempts, DefaultMaxAttempts)
 	cfg.InputPollInterval = cmpOr(cfg.InputPollInterval, DefaultInputPollInterval)

@@ -16,6 +16,8 @@ type transcript struct {
 	pending  []model.ToolCall // calls of the last round not yet recorded
 	step     int              // seq of the model step that asked for them
 	answered int              // calls of that step already answered
+	asked    int              // calls the model asked for in all, that step's included
+	turnSize int              // calls that step asked for
 	// decided holds operators' decisions, by the exact call they name:
 	// a decision covers that call and no other.
 	decided map[CallRef]*Approval
@@ -53,6 +55,8 @@ func rebuild(prompt string, steps []*Step, decisions []*Approval) (*transcript, 
 // turn makes the calls of the model step numbered seq the pending ones.
 func (t *transcript) turn(seq int, calls []model.ToolCall) {
 	t.pending, t.step, t.answered = calls, seq, 0
+	t.turnSize = len(calls)
+	t.asked += len(calls)
 }
 
 // answer adds the result of the first pending call.

@@ -85,6 +85,11 @@ type Config struct {
 	// and the watcher's poll: no NOTIFY is sent, no LISTEN made.
 	NoNotify bool
 
+	// MaxRounds, MaxCallsPerTurn and MaxCallsPerRun bound every run the
+	// node executes: model turns, tool calls one turn may ask for, tool
+	// calls in all (see [agent.Config]). Zero means the agent's default.
+	MaxRounds, MaxCallsPerTurn, MaxCallsPerRun int
+
 	// Logger receives the node's diagnostics. Nil means discard them.
 	Logger *slog.Logger
 }
@@ -200,6 +205,8 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: Key is required", ErrInvalidConfig)
 	case cfg.Workers < 0:
 		return fmt.Errorf("%w: Workers %d: want 0 (the default) or more", ErrInvalidConfig, cfg.Workers)
+	case cfg.MaxRounds < 0 || cfg.MaxCallsPerTurn < 0 || cfg.MaxCallsPerRun < 0:
+		return fmt.Errorf("%w: MaxRounds, MaxCallsPerTurn and MaxCallsPerRun want 0 (the default) or more", ErrInvalidConfig)
 	case cfg.OpenAI != nil:
 		return cfg.OpenAI.check()
 	}
@@ -221,6 +228,9 @@ func (cfg *Config) runtime(n *Node, newModel func(context.Context, *agent.Reques
 		NewModel:          newModel,
 		WatchInterval:     cfg.WatchInterval,
 		MaxConcurrentRuns: cfg.Workers,
+		MaxRounds:         cfg.MaxRounds,
+		MaxCallsPerTurn:   cfg.MaxCallsPerTurn,
+		MaxCallsPerRun:    cfg.MaxCallsPerRun,
 		LeaseDuration:     lease,
 		ReapInterval:      cfg.ReapInterval,
 		// A node that executes nothing hands approved runs to the workers.

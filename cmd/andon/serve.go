@@ -10,8 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"github.com/andonhq/andon/catalogue"
 )
 
 // defaultAPI is where `andon serve` listens, and where the other commands
@@ -45,6 +43,9 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	}
 	if rf.workers < 0 {
 		return fs.usageError("--workers %d: want 0 or more", rf.workers)
+	}
+	if err := rf.check(); err != nil {
+		return fs.usageError("%v", err)
 	}
 	if oaf.baseURL == "" && (oaf.model != "" || oaf.credential != "") {
 		return fs.usageError("--openai-model and --openai-credential need --openai-base-url")
@@ -171,6 +172,11 @@ servers:
     tools:
       slow: {timeout: 5m}  # demo-slow.yaml runs it for a minute
       progress: {timeout: 30s, progress_resets_timeout: true, max_timeout: 10m}
+# Every run's limits (left out: the defaults shown); a flag of serve wins.
+# runs:
+#   max_rounds: 20
+#   max_calls_per_turn: 32
+#   max_calls_per_run: 256
 `
 
 // demoScript calls the demo server's slow tool for a minute: time enough to
@@ -185,7 +191,7 @@ steps:
 
 // loadOrWriteDemo loads the config at path; if there is none, it writes the
 // demo config (and the demo script beside it) first.
-func loadOrWriteDemo(e *env, path string) (*catalogue.Config, error) {
+func loadOrWriteDemo(e *env, path string) (*fileConfig, error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		if err := os.WriteFile(path, []byte(demoConfig), 0o644); err != nil {
 			return nil, fmt.Errorf("writing the demo config: %w", err)
@@ -199,5 +205,5 @@ func loadOrWriteDemo(e *env, path string) (*catalogue.Config, error) {
 		fmt.Fprintf(e.stderr, "andon: no config found; wrote a demo config to %s and a demo script to %s\n", path, scriptPath)
 		fmt.Fprintf(e.stderr, "andon: try: andon run --script %s   then: andon cancel RUN\n", scriptPath)
 	}
-	return catalogue.Load(path)
+	return loadConfig(path)
 }

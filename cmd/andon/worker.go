@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/andonhq/andon/agent"
-	"github.com/andonhq/andon/catalogue"
 	"github.com/andonhq/andon/node"
 )
 
@@ -41,11 +40,14 @@ func runWorker(ctx context.Context, e *env, args []string) int {
 	if rf.workers < 1 {
 		return fs.usageError("--workers %d: a worker executes at least one run at a time", rf.workers)
 	}
+	if err := rf.check(); err != nil {
+		return fs.usageError("%v", err)
+	}
 	if oaf.baseURL == "" && (oaf.model != "" || oaf.credential != "") {
 		return fs.usageError("--openai-model and --openai-credential need --openai-base-url")
 	}
 	logger := newLogger(e, *verbose)
-	cfg, err := catalogue.Load(*configPath)
+	cfg, err := loadConfig(*configPath)
 	if err != nil {
 		e.errorf("%v", err)
 		return exitFailure
@@ -75,13 +77,13 @@ func runWorker(ctx context.Context, e *env, args []string) int {
 
 // assemble opens the store and builds the node on it. Close the node,
 // then the store, when done.
-func assemble(ctx context.Context, e *env, sf *storeFlags, cfg *catalogue.Config, oaf *openaiFlags, rf *runtimeFlags, logger *slog.Logger) (*node.Node, *stores, error) {
+func assemble(ctx context.Context, e *env, sf *storeFlags, cfg *fileConfig, oaf *openaiFlags, rf *runtimeFlags, logger *slog.Logger) (*node.Node, *stores, error) {
 	st, err := sf.open(ctx, e)
 	if err != nil {
 		return nil, nil, errors.New(sf.explain(err))
 	}
-	ncfg := &node.Config{Store: st.store, Key: st.key, Servers: cfg, Logger: logger}
-	rf.apply(ncfg)
+	ncfg := &node.Config{Store: st.store, Key: st.key, Servers: &cfg.Config, Logger: logger}
+	rf.apply(ncfg, cfg.Runs)
 	if oaf.baseURL != "" {
 		ncfg.OpenAI = &node.OpenAI{BaseURL: oaf.baseURL, Model: oaf.model, Credential: oaf.credential}
 	}
@@ -109,6 +111,7 @@ type runtimeFlags struct {
 	notify  bool
 	lease   time.Duration
 	reap    time.Duration
+	limits  runLimits // the flags' limits; zero: andon.yaml's
 }
 
 func addRuntimeFlags(fs *flagSet, workersUsage string) *runtimeFlags {
@@ -119,13 +122,27 @@ func addRuntimeFlags(fs *flagSet, workersUsage string) *runtimeFlags {
 	fs.DurationVar(&f.reap, "reap-interval", agent.DefaultReapInterval, "how often to look for runs whose worker died (lease lapsed): dead-lettered if found mid non-idempotent write, else requeued")
 	fs.BoolVar(&f.notify, "notify", true, "on PostgreSQL, tell other andon processes of a cancel at once (NOTIFY) and listen for theirs (LISTEN); "+
 		"false leaves cancels made elsewhere to the watcher's poll")
+	fs.IntVar(&f.limits.MaxRounds, "max-rounds", 0, limitUsage("model turns per run", "max_rounds", agent.DefaultMaxRounds))
+	fs.IntVar(&f.limits.MaxCallsPerTurn, "max-calls-per-turn", 0, limitUsage("tool calls one model turn may ask for (a turn asking for more makes none and fails its run)", "max_calls_per_turn", agent.DefaultMaxCallsPerTurn))
+	fs.IntVar(&f.limits.MaxCallsPerRun, "max-calls-per-run", 0, limitUsage("tool calls per run (the turn that would go past it makes none and fails its run)", "max_calls_per_run", agent.DefaultMaxCallsPerRun))
 	return f
 }
 
-// apply sets the runtime's part of cfg from the flags: --workers 0 makes
-// a node that serves the API and executes nothing.
-func (rf *runtimeFlags) apply(cfg *node.Config) {
+// check refuses limits below zero.
+func (rf *runtimeFlags) check() error {
+	if rf.limits.MaxRounds < 0 || rf.limits.MaxCallsPerTurn < 0 || rf.limits.MaxCallsPerRun < 0 {
+		return errors.New("--max-rounds, --max-calls-per-turn and --max-calls-per-run want 1 or more (0: andon.yaml's, else the default)")
+	}
+	return nil
+}
+
+// apply sets the runtime's part of cfg from the flags, over andon.yaml's
+// limits: --workers 0 makes a node that serves the API and executes
+// nothing.
+func (rf *runtimeFlags) apply(cfg *node.Config, file runLimits) {
 	cfg.Workers, cfg.APIOnly = rf.workers, rf.workers == 0
+	l := file.over(rf.limits)
+	cfg.MaxRounds, cfg.MaxCallsPerTurn, cfg.MaxCallsPerRun = l.MaxRounds, l.MaxCallsPerTurn, l.MaxCallsPerRun
 	cfg.WatchInterval, cfg.LeaseDuration, cfg.ReapInterval = rf.watch, rf.lease, rf.reap
 	cfg.NoNotify = !rf.notify
 }
