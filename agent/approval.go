@@ -42,6 +42,9 @@ type PendingCall struct {
 	// FourEyes says that the run's owner may not approve the call (see
 	// [FourEyesTool]); an admin still may, and that is audited.
 	FourEyes bool `json:"four_eyes,omitempty"`
+	// Identity is the [IdentifiedTool.Identity] of the tool when the run
+	// began to wait: an approval covers the call on that tool only.
+	Identity string `json:"tool_identity,omitempty"`
 }
 
 // Pending returns the call a run waiting for approval waits on, or nil if
@@ -75,6 +78,32 @@ type Approval struct {
 	// that needed another person's approval (four eyes).
 	Override bool
 	At       time.Time
+	// Identity is the identity of the tool the call was shown on (see
+	// [IdentifiedTool]): an approval does not cover the call once its
+	// tool is another, even under the same name. A denial holds whatever
+	// the tool became.
+	Identity string
+}
+
+// IdentifiedTool is a [Tool] that can say what it is beyond its name: a
+// digest of everything that decides what a call of it does (for an MCP
+// tool, its server's command and arguments or URL, its auth binding, and
+// the tool's input schema). An approval names the identity the operator
+// was shown: if the tool is another when the approved call is about to be
+// made — its server was redefined between the approval and the call, or
+// across a restart — the call is not made; the run records why and waits
+// for a new decision.
+type IdentifiedTool interface {
+	Tool
+	Identity() string
+}
+
+// identityOf returns tool's identity, or "" for a tool that has none.
+func identityOf(tool Tool) string {
+	if it, ok := tool.(IdentifiedTool); ok {
+		return it.Identity()
+	}
+	return ""
 }
 
 // ArgsDigest is the digest of a tool call's arguments that an approval
@@ -199,13 +228,13 @@ func (rt *Runtime) Decide(ctx context.Context, actor Actor, d Decision) error {
 			return err
 		}
 		return fmt.Errorf("%w: run %s waited in an older format and now asks again: look at the call and decide", ErrNotWaiting, runID)
-	case call == nil || now == nil || now.CallRef != call.CallRef || now.FourEyes != call.FourEyes:
+	case call == nil || now == nil || now.CallRef != call.CallRef || now.FourEyes != call.FourEyes || now.Identity != call.Identity:
 		// Decided and suspended again between the read and the resume:
 		// what actor looked at is not what the run waits on now.
 		rt.putBack(ctx, resumed, owner)
 		return fmt.Errorf("%w: run %s waits on another call now", ErrNotWaiting, runID)
 	}
-	a.CallRef, a.CallID, a.At = call.CallRef, call.CallID, rt.cfg.Now()
+	a.CallRef, a.CallID, a.Identity, a.At = call.CallRef, call.CallID, call.Identity, rt.cfg.Now()
 	// The audit row comes first: a decision that is not audited is not
 	// made.
 	if err := rt.audit(ctx, auditDecision(a)); err != nil {

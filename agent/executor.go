@@ -180,8 +180,7 @@ func (s *segment) loop(ctx context.Context) error {
 		// decision applies only to the call it names.
 		for len(s.tr.pending) > 0 {
 			call := s.tr.pending[0]
-			pending := s.tr.pendingCall(s.run.ID, call)
-			if err := s.toolCall(ctx, call, pending, s.tr.decision(pending)); err != nil {
+			if err := s.toolCall(ctx, call, s.tr.pendingCall(s.run.ID, call)); err != nil {
 				return err
 			}
 		}
@@ -252,15 +251,23 @@ func (s *segment) modelTurn(ctx context.Context) error {
 }
 
 // toolCall runs one tool call: approval, fence, a fresh look at the run
-// row, the call itself, and its step. d is the operator's decision on
-// exactly this call, if there is one.
-func (s *segment) toolCall(ctx context.Context, call model.ToolCall, pending *PendingCall, d *Approval) error {
+// row, the call itself, and its step. The operator's decision on exactly
+// this call, if there is one, covers it only on the tool it was shown on.
+func (s *segment) toolCall(ctx context.Context, call model.ToolCall, pending *PendingCall) error {
 	tool, err := s.rt.cfg.Tools.Tool(ctx, call.Name)
 	if err != nil {
 		return fmt.Errorf("agent: looking up tool %q: %w", call.Name, err)
 	}
 	if tool == nil {
 		return s.recordCall(ctx, call, OutcomeFailed, fmt.Sprintf("There is no tool called %q.", call.Name), 0, false)
+	}
+	pending.Identity = identityOf(tool)
+	d := s.tr.decision(pending)
+	if d != nil && d.Approved && d.Identity != pending.Identity {
+		if tool.RequiresApproval() {
+			return s.staleApproval(ctx, pending, d, tool)
+		}
+		d = nil // no approval is asked for any more: the call goes as any other
 	}
 	if tool.RequiresApproval() && d == nil {
 		return s.suspend(ctx, pending, tool)
@@ -524,6 +531,26 @@ func (s *segment) suspend(ctx context.Context, call *PendingCall, tool Tool) err
 	}
 	s.rt.logger.Info("agent: run waiting for approval", "run", s.run.ID, "tool", call.Tool, "step", call.Step, "call", call.Call)
 	return stopSuspended
+}
+
+// staleApproval answers an approval given for the call on a tool that is
+// no longer the one it would reach, and still asks for approval: nothing
+// is called, a step says why, and the run waits for a new decision on the
+// call as it is now.
+func (s *segment) staleApproval(ctx context.Context, pending *PendingCall, d *Approval, tool Tool) error {
+	step := &Step{RunID: s.run.ID, At: s.rt.cfg.Now(), Kind: StepApproval, Round: pending.Round, Tool: pending.Tool,
+		Args: pending.Args, Outcome: OutcomeStale, Text: fmt.Sprintf("The approval by %s no longer applies: tool %q is not the one it was given for "+
+			"(its server's definition or the tool's schema changed since); the call waits for a new decision.", d.By, pending.Tool)}
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := s.rt.cfg.Store.StepAppend(bctx, s.owner, step); errors.Is(err, ErrLeaseLost) {
+		return s.lost(bctx)
+	} else if err != nil {
+		return fmt.Errorf("agent: recording a stale approval: %w", err)
+	}
+	s.rt.logger.Warn("agent: an approval no longer applies: the tool changed since", "run", s.run.ID, "tool", pending.Tool,
+		"step", pending.Step, "call", pending.Call, "approved_by", d.By)
+	return s.suspend(ctx, pending, tool)
 }
 
 // renew renews the lease and notes when.

@@ -159,7 +159,19 @@ type testTool struct {
 	args     []string // the arguments of every call, in order
 	// run, if set, is what a call does; by default it returns "ok".
 	run func(ctx context.Context) (*agent.ToolResult, error)
+	// identity is what the tool says it is (agent.IdentifiedTool): a test
+	// changes it to stand for a server redefined under the same name.
+	identity atomic.Pointer[string]
 }
+
+func (t *testTool) Identity() string {
+	if id := t.identity.Load(); id != nil {
+		return *id
+	}
+	return ""
+}
+
+func (t *testTool) setIdentity(id string) { t.identity.Store(&id) }
 
 func (t *testTool) Spec() agent.ToolSpec   { return agent.ToolSpec{Name: t.name} }
 func (t *testTool) Effect() agent.Effect   { return t.effect }

@@ -113,6 +113,9 @@ const (
 	OutcomeFailed    Outcome = "failed" // the call could not be made or completed
 	OutcomeCancelled Outcome = "cancelled"
 	OutcomeDenied    Outcome = "denied" // an operator refused the call
+	// OutcomeStale is an approval step's: the approval no longer covers
+	// its call, whose tool changed since (see [IdentifiedTool]).
+	OutcomeStale Outcome = "stale"
 )
 
 // Step is one recorded event of a run. Steps are appended in order.

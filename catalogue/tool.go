@@ -42,6 +42,8 @@ type Tool struct {
 
 	// budget bounds each call: andon.yaml's, resolved (Server.ToolBudget).
 	budget Budget
+	// identity is [Tool.Identity]'s, computed once.
+	identity string
 
 	// unavailable, if set, is why the tool's server could not be imported:
 	// the tool is a name the model asked for, and its Call sends nothing.
@@ -50,7 +52,10 @@ type Tool struct {
 	retryAt     time.Time
 }
 
-var _ agent.FourEyesTool = (*Tool)(nil)
+var (
+	_ agent.FourEyesTool   = (*Tool)(nil)
+	_ agent.IdentifiedTool = (*Tool)(nil)
+)
 
 func newTool(s *server, name string, rt mcp.Tool) *Tool {
 	effect, source := EffectOf(&s.cfg, rt)
@@ -84,6 +89,7 @@ func newTool(s *server, name string, rt mcp.Tool) *Tool {
 		cfgSource: src,
 		spec:      agent.ToolSpec{Name: name, Description: desc, InputSchema: schema},
 		budget:    s.cfg.ToolBudget(rt.Name),
+		identity:  identity(&s.cfg, rt.Name, rt.InputSchema),
 	}
 }
 
@@ -91,10 +97,12 @@ func newTool(s *server, name string, rt mcp.Tool) *Tool {
 // import with err and may be tried again from retryAt: a tool whose Call
 // fails, saying so, and sends nothing.
 func unavailableTool(s *server, name string, err error, retryAt time.Time) *Tool {
+	remote := strings.TrimPrefix(name, LocalName(s.cfg.Name, ""))
 	return &Tool{
 		srv:         s,
 		name:        name,
-		remote:      mcp.Tool{Name: strings.TrimPrefix(name, LocalName(s.cfg.Name, ""))},
+		remote:      mcp.Tool{Name: remote},
+		identity:    identity(&s.cfg, remote, nil),
 		spec:        agent.ToolSpec{Name: name, Description: fmt.Sprintf("A tool of MCP server %q, which is unavailable.", s.cfg.Name), InputSchema: json.RawMessage(`{"type":"object"}`)},
 		enabled:     true,
 		effect:      agent.EffectReadOnly, // it sends nothing

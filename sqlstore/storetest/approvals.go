@@ -17,7 +17,7 @@ func approval(run string, step, call int, digest string, approved bool, by strin
 
 func approvalDiff(got, want *agent.Approval) string {
 	if got.CallRef != want.CallRef || got.CallID != want.CallID || got.Approved != want.Approved ||
-		got.By != want.By || got.Override != want.Override || !got.At.Equal(want.At) {
+		got.By != want.By || got.Override != want.Override || !got.At.Equal(want.At) || got.Identity != want.Identity {
 		return fmt.Sprintf("decision = %+v, want %+v", *got, *want)
 	}
 	return ""
@@ -116,4 +116,36 @@ func testApprovalOncePerCall(t *testing.T, s agent.Store) {
 	ok, err = s.ApprovalRecord(ctx, other, "w1")
 	mustWin(t, "the same position in another run", ok, err)
 	mustHaveApprovals(t, s, "r2", other)
+}
+
+// An approval given for the call on a tool that has become another (its
+// identity changed) is replaced by the decision on the call as it is now;
+// a decision for the same identity, or after a denial, still changes
+// nothing: one decision per call.
+func testApprovalForARedefinedTool(t *testing.T, s agent.Store) {
+	ctx := t.Context()
+	insertRunning(t, s, "r1", "w1", at(time.Hour))
+	stale := approval("r1", 3, 1, "sha256:aa", true, "alice")
+	stale.Identity = "sha256:old-server"
+	ok, err := s.ApprovalRecord(ctx, stale, "w1")
+	mustWin(t, "the first approval", ok, err)
+	same := approval("r1", 3, 1, "sha256:aa", false, "bob")
+	same.Identity = "sha256:old-server"
+	ok, err = s.ApprovalRecord(ctx, same, "w1")
+	mustLose(t, "a second decision for the same identity", ok, err)
+	fresh := approval("r1", 3, 1, "sha256:aa", true, "carol")
+	fresh.Identity = "sha256:new-server"
+	ok, err = s.ApprovalRecord(ctx, fresh, "w1")
+	mustWin(t, "the decision on the redefined tool", ok, err)
+	mustHaveApprovals(t, s, "r1", fresh)
+
+	denied := approval("r1", 4, 1, "sha256:aa", false, "alice")
+	denied.Identity = "sha256:old-server"
+	ok, err = s.ApprovalRecord(ctx, denied, "w1")
+	mustWin(t, "a denial", ok, err)
+	after := approval("r1", 4, 1, "sha256:aa", true, "bob")
+	after.Identity = "sha256:new-server"
+	ok, err = s.ApprovalRecord(ctx, after, "w1")
+	mustLose(t, "an approval after a denial, for another identity", ok, err)
+	mustHaveApprovals(t, s, "r1", fresh, denied)
 }

@@ -70,6 +70,7 @@ func ExerciseRuns(t *testing.T, newStore func(t *testing.T) agent.Store) {
 		{"ADecisionComesBackWithTheCallItNamesWhoAndWhen", testApprovalRoundTrip},
 		{"ADecisionIsRecordedOnlyByTheLeaseOwnerOfARunningRun", testApprovalNeedsTheLease},
 		{"ACallIsDecidedOnce", testApprovalOncePerCall},
+		{"AnApprovalForARedefinedToolIsReplaced", testApprovalForARedefinedTool},
 		{"RunFinishWithAnOwnerGuardFailsForANonOwner", testFinishOwnerGuard},
 		{"RunFinishOnlyMovesToATerminalStatus", testFinishNonTerminal},
 		{"StaleRunsAreRunningRunsWhoseLeaseExpired", testRunsStale},
