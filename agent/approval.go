@@ -217,7 +217,7 @@ func (rt *Runtime) Decide(ctx context.Context, actor Actor, d Decision) error {
 		return fmt.Errorf("agent: resuming run %s: %w", runID, err)
 	}
 	if resumed == nil {
-		return fmt.Errorf("%w: run %s", ErrNotWaiting, runID)
+		return rt.lostRace(ctx, runID, "resuming")
 	}
 	switch now := pendingOf(resumed.Suspended); {
 	case call == nil && now == nil:
@@ -242,12 +242,18 @@ func (rt *Runtime) Decide(ctx context.Context, actor Actor, d Decision) error {
 		return fmt.Errorf("agent: auditing the decision on run %s: %w", runID, err)
 	}
 	ok, err := rt.cfg.Store.ApprovalRecord(ctx, a, owner)
-	if err != nil || !ok {
+	if err != nil {
 		rt.putBack(ctx, resumed, owner)
-		if err == nil {
-			err = errors.New("the run is no longer held, or the call was decided already")
-		}
 		return fmt.Errorf("agent: recording the decision on run %s: %w", runID, err)
+	}
+	if !ok {
+		// Cancelled since the resume (nothing to put back), or decided
+		// already.
+		lost := rt.lostRace(ctx, runID, "recording the decision on")
+		if errors.Is(lost, ErrNotWaiting) {
+			rt.putBack(ctx, resumed, owner)
+		}
+		return lost
 	}
 	// The decision is also a step, for the run's history.
 	outcome, text := OutcomeOK, "approved by "+actor.ID
@@ -271,8 +277,11 @@ func (rt *Runtime) Decide(ctx context.Context, actor Actor, d Decision) error {
 func (rt *Runtime) handOn(ctx context.Context, resumed *Run, owner string) error {
 	if rt.cfg.ResumeElsewhere || rt.cfg.Queue != nil {
 		ok, err := rt.cfg.Store.RunRequeue(ctx, resumed.ID, owner)
-		if err != nil || !ok {
-			return fmt.Errorf("agent: handing run %s to the workers: %v", resumed.ID, err)
+		if err != nil {
+			return fmt.Errorf("agent: handing run %s to the workers: %w", resumed.ID, err)
+		}
+		if !ok {
+			return rt.lostRace(ctx, resumed.ID, "handing to the workers")
 		}
 		rt.Wake()
 		return nil
@@ -283,6 +292,22 @@ func (rt *Runtime) handOn(ctx context.Context, resumed *Run, owner string) error
 		rt.execute(rt.baseCtx, resumed, owner, begun{})
 	}()
 	return nil
+}
+
+// lostRace explains a guarded step of a decision on run runID (doing what)
+// that did not win: the run finished meanwhile — an operator cancelled it
+// between the decision's read and this step — (ErrFinished), or it is no
+// longer held for this decision (ErrNotWaiting). Either is a conflict for
+// the client, never a failure; a store that cannot say is one.
+func (rt *Runtime) lostRace(ctx context.Context, runID, doing string) error {
+	run, err := rt.cfg.Store.RunGet(context.WithoutCancel(ctx), runID)
+	if err != nil {
+		return fmt.Errorf("agent: %s run %s did not win, and reading it failed: %w", doing, runID, err)
+	}
+	if run.Status.Terminal() {
+		return fmt.Errorf("%w: run %s is %s: %s it did not win", ErrFinished, runID, run.Status, doing)
+	}
+	return fmt.Errorf("%w: run %s: %s it did not win: look at it again", ErrNotWaiting, runID, doing)
 }
 
 // putBack suspends a run resumed for a decision that was not made, as it
