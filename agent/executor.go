@@ -180,7 +180,7 @@ func (s *segment) loop(ctx context.Context) error {
 		// decision applies only to the call it names.
 		for len(s.tr.pending) > 0 {
 			call := s.tr.pending[0]
-			if err := s.toolCall(ctx, call, s.tr.pendingCall(s.run.ID, call)); err != nil {
+			if err := s.callOrRefuse(ctx, call, s.tr.pendingCall(s.run.ID, call)); err != nil {
 				return err
 			}
 		}
@@ -229,6 +229,8 @@ func (s *segment) modelTurn(ctx context.Context) error {
 		return fmt.Errorf("%w: %w", errModel, err)
 	}
 	round := s.tr.round + 1
+	// Bounded before anything is stored: a call over a limit is refused.
+	resp.ToolCalls = boundCalls(resp.ToolCalls)
 	var calls json.RawMessage
 	if len(resp.ToolCalls) > 0 {
 		calls, _ = json.Marshal(resp.ToolCalls)

@@ -37,9 +37,10 @@ func (rt *Runtime) Decline(ctx context.Context, actor Actor, runID string) error
 }
 
 // Reply answers or declines the question a run waits on. actor must own
-// the run or be an admin. An answer is validated against the question's
-// requested schema first ([ErrInvalidAnswer], naming the fields that fail,
-// never their values). The reply is audited before it is stored — the
+// the run or be an admin. An answer is bounded (MaxJSONDepth,
+// MaxAnswerBytes: a [*LimitError]), then validated against the question's
+// requested schema ([ErrInvalidAnswer], naming the fields that fail, never
+// their values). The reply is audited before it is stored — the
 // run, who, the question, and the names of the fields given, never their
 // values: an answer may hold a secret, and which fields are secret is the
 // server's to say, so no value is audited at all. It is stored for the
@@ -76,10 +77,12 @@ func (rt *Runtime) Reply(ctx context.Context, actor Actor, r Reply) error {
 				return fmt.Errorf("%w: a url question takes no values", ErrInvalidAnswer)
 			}
 		default:
-			if err := validateAnswer(q.Schema, r.Content); err != nil {
+			if content, err = answerJSON(r.Content); err != nil {
 				return err
 			}
-			content = r.Content
+			if err := validateAnswer(q.Schema, content); err != nil {
+				return err
+			}
 		}
 	}
 	at := rt.cfg.Now()

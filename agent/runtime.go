@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -215,14 +214,16 @@ type Actor struct {
 
 func (a Actor) mayAct(run *Run) bool { return a.Admin || (a.ID != "" && a.ID == run.Owner) }
 
-// Submit queues a new run for owner.
+// Submit queues a new run for owner. A request nested deeper than
+// MaxJSONDepth, or larger than MaxRequestBytes, is refused with a
+// [*LimitError] (ErrLimit) before anything is stored.
 func (rt *Runtime) Submit(ctx context.Context, owner string, req *Request) (*Run, error) {
 	if req.Prompt == "" {
 		return nil, errors.New("agent: a run needs a prompt")
 	}
-	raw, err := json.Marshal(req)
+	raw, err := requestJSON(req)
 	if err != nil {
-		return nil, fmt.Errorf("agent: encoding the request: %w", err)
+		return nil, err
 	}
 	run := &Run{ID: newRunID(), Owner: owner, Request: raw, Status: StatusQueued, CreatedAt: rt.cfg.Now()}
 	if err := rt.cfg.Store.RunInsert(ctx, run); err != nil {
