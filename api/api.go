@@ -10,6 +10,8 @@
 //	                                             (script: a script object, or a script file's text)
 //	GET  /v1/runs?status=&owner=&limit=&before=
 //	                                   viewer    runs, newest first; a full page gives next_before
+//	                                             (a request or pending call's args over 4 KiB is left
+//	                                             out, flagged request_omitted / args_omitted)
 //	GET  /v1/runs/{id}                 viewer    the run (with the call it waits on, if any), its
 //	                                             steps, the decisions on its calls, its newest
 //	                                             audit rows (a full page gives audit_next_before)
@@ -73,7 +75,10 @@
 // internal. A message speaks of what the client sent (a field, a byte
 // offset, a limit); an internal error's detail goes to the log only. A
 // list's limit is 1 to 1000; an unknown status, or a before that names no
-// run, is a bad request.
+// run, is a bad request. So is JSON over one of the runtime's limits (a
+// run request or an answer nested deeper than agent.MaxJSONDepth, or
+// larger than agent.MaxRequestBytes or agent.MaxAnswerBytes): the message
+// names the limit. Answers are compact JSON, never indented.
 package api
 
 import (
@@ -317,7 +322,7 @@ func (s *server) listRuns(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]Run, len(runs))
 	for i, run := range runs {
-		out[i] = toRun(run)
+		out[i] = listed(toRun(run))
 	}
 	page := map[string]any{"runs": out}
 	// A full page may have more behind it: the next starts before its last.
@@ -453,7 +458,11 @@ func (s *server) writeChangedRun(w http.ResponseWriter, r *http.Request, id stri
 
 // fail maps an error to its status and stable code.
 func (s *server) fail(w http.ResponseWriter, err error) {
+	var limit *agent.LimitError
 	switch {
+	case errors.As(err, &limit):
+		// What the client sent is over a limit, which the message names.
+		writeError(w, http.StatusBadRequest, "bad_request", limit.Error())
 	case errors.Is(err, agent.ErrNotFound):
 		writeError(w, http.StatusNotFound, "not_found", "no such run")
 	case errors.Is(err, agent.ErrForbidden):
@@ -495,6 +504,9 @@ func decodeProblem(err error) string {
 		return "the JSON ends too early"
 	case errors.Is(err, errTrailingData):
 		return "there is more after the JSON object"
+	case errors.As(err, &syntax) && strings.Contains(syntax.Error(), "exceeded max depth"):
+		// encoding/json's own bound (10,000), far past the runtime's.
+		return "nested deeper than " + strconv.Itoa(agent.MaxJSONDepth) + " levels (agent.MaxJSONDepth)"
 	case errors.As(err, &syntax):
 		return "invalid JSON at byte " + strconv.FormatInt(syntax.Offset, 10)
 	case errors.As(err, &typ):
@@ -526,12 +538,13 @@ func jsonKind(k reflect.Kind) string {
 	}
 }
 
+// writeJSON answers with v as compact JSON. Never indented: an encoder's
+// indent re-indents every stored JSON value inside v at every depth, so
+// the answer would grow with the square of a value's depth.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.Encode(v)
+	json.NewEncoder(w).Encode(v)
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {

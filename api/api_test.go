@@ -569,7 +569,7 @@ func TestListRuns(t *testing.T) {
 
 	// An empty list is [], not null.
 	_, _, body := f.raw("GET", "/v1/runs?owner=carol", "")
-	if !bytes.Contains(body, []byte(`"runs": []`)) {
+	if !bytes.Contains(body, []byte(`"runs":[]`)) {
 		t.Errorf("empty list: %s", body)
 	}
 
@@ -622,7 +622,7 @@ func TestShowRun(t *testing.T) {
 		t.Errorf("audit %v, want []", d.Audit)
 	}
 	_, _, body := f.raw("GET", "/v1/runs/"+run.ID, "")
-	if !bytes.Contains(body, []byte(`"audit": []`)) {
+	if !bytes.Contains(body, []byte(`"audit":[]`)) {
 		t.Errorf("audit is not [] in %s", body)
 	}
 

@@ -26,6 +26,10 @@ type Client struct {
 	Token string
 }
 
+// MaxResponseBytes bounds a response the client reads: a larger one is an
+// error that names it.
+const MaxResponseBytes = 16 << 20
+
 // Error is an error response from the API.
 type Error struct {
 	Status  int
@@ -89,8 +93,25 @@ func (c *Client) CreateRun(ctx context.Context, req *agent.Request) (*Run, error
 	return &run, c.do(ctx, http.MethodPost, "/v1/runs", req, &run)
 }
 
-// ListRuns lists runs, newest first.
+// RunPage is a page of runs, newest first, as GET /v1/runs gives it: a
+// run's request, and the arguments of the call it waits on, are left out
+// when larger than a list shows (Run.RequestOmitted,
+// PendingCall.ArgsOmitted). NextBefore, if set, is the Before of the next
+// page.
+type RunPage struct {
+	Runs       []Run  `json:"runs"`
+	NextBefore string `json:"next_before,omitempty"`
+}
+
+// ListRuns lists a page of runs, newest first: see [Client.ListRunsPage].
 func (c *Client) ListRuns(ctx context.Context, f agent.RunFilter) ([]Run, error) {
+	page, err := c.ListRunsPage(ctx, f)
+	return page.Runs, err
+}
+
+// ListRunsPage lists a page of runs, newest first: at most f.Limit (1 to
+// 1000; zero means the server's default, 100), older than f.Before.
+func (c *Client) ListRunsPage(ctx context.Context, f agent.RunFilter) (*RunPage, error) {
 	q := url.Values{}
 	if f.Status != "" {
 		q.Set("status", string(f.Status))
@@ -104,14 +125,12 @@ func (c *Client) ListRuns(ctx context.Context, f agent.RunFilter) ([]Run, error)
 	if f.Limit > 0 {
 		q.Set("limit", fmt.Sprint(f.Limit))
 	}
-	var out struct {
-		Runs []Run `json:"runs"`
-	}
+	var page RunPage
 	path := "/v1/runs"
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	return out.Runs, c.do(ctx, http.MethodGet, path, nil, &out)
+	return &page, c.do(ctx, http.MethodGet, path, nil, &page)
 }
 
 // GetRun returns a run with its steps and audit rows.
@@ -206,9 +225,12 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return fmt.Errorf("api: %s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
 	if err != nil {
 		return fmt.Errorf("api: reading the response: %w", err)
+	}
+	if len(data) > MaxResponseBytes {
+		return fmt.Errorf("api: %s %s: the response is larger than %d bytes (api.MaxResponseBytes)", method, path, MaxResponseBytes)
 	}
 	if resp.StatusCode/100 != 2 {
 		e := &Error{Status: resp.StatusCode, Code: "internal", Message: resp.Status}

@@ -291,10 +291,14 @@ func (p *poller) poll() {
 		return
 	}
 	cur := make(map[string][]byte, len(list)+len(watched))
+	// brief is the list's runs as a list shows them (listed), for the
+	// streams of all runs; a ?run stream gets the whole run.
+	brief := make(map[string][]byte, len(list))
 	order := make([]string, 0, len(list))
 	status := map[string]agent.Status{}
 	for _, run := range list {
-		cur[run.ID], order = runJSON(run), append(order, run.ID)
+		cur[run.ID], brief[run.ID] = runJSONs(run)
+		order = append(order, run.ID)
 		status[run.ID] = run.Status
 	}
 	for id := range watched {
@@ -308,7 +312,7 @@ func (p *poller) poll() {
 			}
 			continue
 		}
-		cur[id] = runJSON(run)
+		cur[id], _ = runJSONs(run)
 		status[id] = run.Status
 	}
 	changed := map[string]bool{}
@@ -372,7 +376,7 @@ func (p *poller) poll() {
 		case sub.run == "":
 			for _, id := range order {
 				if sub.fresh || changed[id] {
-					batch = append(batch, event{name: "run", data: cur[id]})
+					batch = append(batch, event{name: "run", data: brief[id]})
 				}
 			}
 		case cur[sub.run] == nil:
@@ -407,7 +411,14 @@ func (p *poller) warn(what string, err error) {
 	p.h.logger.Warn("api: event stream: "+what+" failed", "error", err)
 }
 
-func runJSON(run *agent.Run) []byte {
-	data, _ := json.Marshal(toRun(run))
-	return data
+// runJSONs is run's JSON whole, and as a list shows it (see listed): the
+// same bytes when nothing is left out.
+func runJSONs(run *agent.Run) (whole, inList []byte) {
+	r := toRun(run)
+	whole, _ = json.Marshal(r)
+	if l := listed(r); l.RequestOmitted || (l.Pending != nil && l.Pending.ArgsOmitted) {
+		inList, _ = json.Marshal(l)
+		return whole, inList
+	}
+	return whole, whole
 }

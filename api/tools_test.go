@@ -239,7 +239,7 @@ func TestImportAndListTools(t *testing.T) {
 		t.Fatalf("tools before any import = %d, %v; want none", len(tools), err)
 	}
 	// Listing says [] rather than null.
-	if _, _, body := f.raw("GET", "/v1/tools", ""); !strings.Contains(string(body), `"tools": []`) {
+	if _, _, body := f.raw("GET", "/v1/tools", ""); !strings.Contains(string(body), `"tools":[]`) {
 		t.Errorf("an empty list is %s, want []", body)
 	}
 

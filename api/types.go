@@ -19,6 +19,9 @@ type Run struct {
 	LeaseOwner    string          `json:"lease_owner,omitempty"`
 	Attempts      int             `json:"attempts"`
 	Request       json.RawMessage `json:"request,omitempty"`
+	// RequestOmitted says that a list left Request out: it was larger
+	// than a list shows (see listed); the run's detail has it.
+	RequestOmitted bool `json:"request_omitted,omitempty"`
 	// Pending is the call a run waiting for approval waits on: what an
 	// approval approves.
 	Pending    *PendingCall `json:"pending,omitempty"`
@@ -58,7 +61,9 @@ type CallRef struct {
 // PendingCall is the call a run waits on, with its arguments.
 type PendingCall struct {
 	CallRef
-	Args json.RawMessage `json:"args"`
+	Args json.RawMessage `json:"args,omitempty"`
+	// ArgsOmitted says that a list left Args out, as RequestOmitted.
+	ArgsOmitted bool `json:"args_omitted,omitempty"`
 	// CallID is the model's id of the call: shown, never matched (models
 	// reuse ids).
 	CallID string `json:"call_id,omitempty"`
@@ -133,6 +138,25 @@ func toRun(r *agent.Run) Run {
 		out.FinishedAt = &t
 	}
 	return out
+}
+
+// maxListed bounds each stored JSON value that a list shows of a run (its
+// request, the arguments of the call it waits on): a larger one is left
+// out, flagged, for GET /v1/runs/{id} to show. A page of 1,000 runs is
+// then at most a few MiB, whatever the runs hold.
+const maxListed = 4 << 10
+
+// listed is r as a list shows it: see maxListed.
+func listed(r Run) Run {
+	if len(r.Request) > maxListed {
+		r.Request, r.RequestOmitted = nil, true
+	}
+	if r.Pending != nil && len(r.Pending.Args) > maxListed {
+		p := *r.Pending
+		p.Args, p.ArgsOmitted = nil, true
+		r.Pending = &p
+	}
+	return r
 }
 
 func toCallRef(r agent.CallRef) CallRef {
