@@ -264,9 +264,7 @@ func oneLine(s string) string {
 }
 
 func printJSON(e *env, v any) int {
-	enc := json.NewEncoder(e.stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
+	if err := writeJSONTo(e.stdout, v, true); err != nil {
 		e.errorf("%v", err)
 		return exitFailure
 	}
@@ -274,10 +272,11 @@ func printJSON(e *env, v any) int {
 }
 
 func runRuns(ctx context.Context, e *env, args []string) int {
-	fs := newFlagSet(e, "runs", "andon runs [--status S] [--limit N]", "List runs, newest first.")
+	fs := newFlagSet(e, "runs", "andon runs [--status S] [--limit N] [--before RUN]", "List runs, newest first, a page at a time.")
 	af := addAPIFlags(fs)
 	status := fs.String("status", "", "only runs in this `status`")
-	limit := fs.Int("limit", 20, "at most `N` runs")
+	limit := fs.Int("limit", 20, "at most `N` runs (1 to 1000)")
+	before := fs.String("before", "", "only runs older than `RUN`: the next page, as the last one said")
 	if _, code, ok := fs.parse(args); !ok {
 		return code
 	}
@@ -285,9 +284,13 @@ func runRuns(ctx context.Context, e *env, args []string) int {
 	if !ok {
 		return code
 	}
-	runs, err := c.ListRuns(ctx, agent.RunFilter{Status: agent.Status(*status), Limit: *limit})
+	page, err := c.ListRunsPage(ctx, agent.RunFilter{Status: agent.Status(*status), Limit: *limit, Before: *before})
 	if err != nil {
 		return apiError(e, err)
+	}
+	runs := page.Runs
+	if page.NextBefore != "" {
+		fmt.Fprintf(e.stderr, "andon: more runs: add --before %s for the next page\n", page.NextBefore)
 	}
 	if af.json {
 		return printJSON(e, runs)
@@ -406,11 +409,9 @@ func compactJSON(raw json.RawMessage) string {
 // printPending shows the call a run waits on: what `andon approve`
 // approves.
 func printPending(e *env, id string, p *api.PendingCall) {
-	args, err := json.MarshalIndent(p.Args, "      ", "  ")
-	if err != nil {
-		args = p.Args
-	}
-	fmt.Fprintf(e.stdout, "  waiting for approval of a call to %s with arguments:\n      %s\n", p.Tool, args)
+	var args bytes.Buffer
+	indentTo(&args, []byte(compactJSON(p.Args)), "      ", 2)
+	fmt.Fprintf(e.stdout, "  waiting for approval of a call to %s with arguments:\n      %s\n", p.Tool, args.Bytes())
 	fmt.Fprintf(e.stdout, "    (step %d, call %d, model's id %q, args %s)\n", p.Step, p.Call, p.CallID, p.ArgsDigest)
 	if p.FourEyes {
 		fmt.Fprintln(e.stdout, "    four eyes: someone other than the run's owner must approve it (an admin may override)")

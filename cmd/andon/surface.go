@@ -60,10 +60,7 @@ func runSubcommand(ctx context.Context, e *env, name, about string, subs []subco
 // "<" stays "<"). A failure to write is reported as a transport failure, as
 // 'andon call --json' does.
 func printResultJSON(e *env, what string, v any) int {
-	enc := json.NewEncoder(e.stdout)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if err := writeJSONTo(e.stdout, v, false); err != nil {
 		e.errorf("writing the %s: %v", what, err)
 		return exitTransport
 	}
