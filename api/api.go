@@ -71,14 +71,16 @@
 // # Errors
 //
 // Errors are {"error": {"code", "message"}} with a stable code: bad_request,
-// unauthenticated, forbidden, not_found, conflict, unavailable, bad_gateway,
-// internal. A message speaks of what the client sent (a field, a byte
-// offset, a limit); an internal error's detail goes to the log only. A
-// list's limit is 1 to 1000; an unknown status, or a before that names no
-// run, is a bad request. So is JSON over one of the runtime's limits (a
-// run request or an answer nested deeper than agent.MaxJSONDepth, or
-// larger than agent.MaxRequestBytes or agent.MaxAnswerBytes): the message
-// names the limit. Answers are compact JSON, never indented.
+// unauthenticated, forbidden, not_found, conflict, misdirected (421: a Host
+// not on the allow-list, see [Config].AllowedHosts), unavailable,
+// bad_gateway, internal. A message speaks of what the client sent (a
+// field, a byte offset, a limit); an internal error's detail goes to the
+// log only. A list's limit is 1 to 1000; an unknown status, or a before
+// that names no run, is a bad request. So is JSON over one of the
+// runtime's limits (a run request or an answer nested deeper than
+// agent.MaxJSONDepth, or larger than agent.MaxRequestBytes or
+// agent.MaxAnswerBytes): the message names the limit. Answers are compact
+// JSON, never indented.
 package api
 
 import (
@@ -137,6 +139,16 @@ type Config struct {
 	// runs counted from Store, and the API's refusals counted in. Nil
 	// means a fresh, empty set.
 	Metrics *metrics.Metrics
+	// AllowedHosts are the names, besides loopback's (localhost, any
+	// 127.0.0.0/8 address, ::1), that a request may reach the API by in
+	// its Host header, without a port: the name a reverse proxy passes
+	// on, say. A request by any other name is refused (421 misdirected)
+	// before any route sees it, so that a web page cannot read the API
+	// through a name of its own that resolves to loopback (DNS
+	// rebinding). Nil: loopback names only, which is also how an
+	// httptest server is reached (a request made with
+	// httptest.NewRequest names example.com: set its Host).
+	AllowedHosts []string
 	// Logger receives request failures. Nil means discard.
 	Logger *slog.Logger
 	// Now is the clock. Nil means time.Now.
@@ -207,6 +219,10 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if cfg.Metrics == nil {
 		cfg.Metrics = metrics.New(cfg.Logger)
 	}
+	allowed, err := newHosts(cfg.AllowedHosts)
+	if err != nil {
+		return nil, err
+	}
 	s := &server{cfg: cfg, events: newHub(&cfg), denials: newDenials(&cfg)}
 	if cfg.Stop != nil {
 		// A server that stops writes the counts of refusals it holds.
@@ -242,16 +258,25 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such endpoint")
 	})
-	return &handler{mux: mux, routes: s.routes}, nil
+	return &handler{mux: mux, routes: s.routes, hosts: allowed, s: s}, nil
 }
 
-// handler is the API: its mux, and the routes registered on it.
+// handler is the API: its mux, and the routes registered on it, behind
+// the Host allow-list.
 type handler struct {
 	mux    *http.ServeMux
 	routes []route
+	hosts  hosts
+	s      *server
 }
 
-func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.hosts.allows(r.Host) {
+		h.s.misdirected(w, r)
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
 
 type server struct {
 	cfg      Config

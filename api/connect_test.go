@@ -21,7 +21,9 @@ func TestConnectRefusals(t *testing.T) {
 		"plain":   {Name: "plain", URL: "http://127.0.0.1:1/mcp"},
 		"tickets": {Name: "tickets", URL: "http://127.0.0.1:1/mcp", Auth: catalogue.AuthOAuth},
 	}
-	h, err := api.NewHandler(api.Config{Runtime: f.rt, Store: f.store, Catalogue: emptyCatalogue(t), Connect: &api.Connect{
+	// andon.example.com is allowed (a proxy's name), so that Connect's own
+	// loopback check is what refuses it.
+	h, err := api.NewHandler(api.Config{Runtime: f.rt, Store: f.store, Catalogue: emptyCatalogue(t), AllowedHosts: []string{"andon.example.com"}, Connect: &api.Connect{
 		Server: func(name string) (catalogue.Server, error) {
 			if s, ok := servers[name]; ok {
 				return s, nil

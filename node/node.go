@@ -84,6 +84,10 @@ type Config struct {
 	// NoNotify, on PostgreSQL, leaves the cancels made elsewhere to River
 	// and the watcher's poll: no NOTIFY is sent, no LISTEN made.
 	NoNotify bool
+	// AllowedHosts are the names, besides loopback's, that requests may
+	// reach the node's API by (its Host header): see
+	// [api.Config].AllowedHosts. Nil: loopback names only.
+	AllowedHosts []string
 
 	// MaxRounds, MaxCallsPerTurn and MaxCallsPerRun bound every run the
 	// node executes: model turns, tool calls one turn may ask for, tool
@@ -182,7 +186,7 @@ func New(ctx context.Context, cfg *Config) (_ *Node, err error) {
 		return nil, err
 	}
 	acfg := api.Config{Runtime: n.rt, Store: n.store, Audit: n.audit, Tokens: n.store,
-		Catalogue: n.cat, Metrics: n.metrics, Logger: logger, Stop: streams, Inputs: n.store,
+		Catalogue: n.cat, Metrics: n.metrics, Logger: logger, Stop: streams, Inputs: n.store, AllowedHosts: cfg.AllowedHosts,
 		Connect: &api.Connect{Setup: catalogue.OAuthSetup{Egress: ecfg, Vault: n.vault}, Server: n.cat.Server}}
 	if tc, ok := n.store.TokenCanceller(); ok {
 		acfg.TokenCancel = tc // one round trip per cancel (PostgreSQL)

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/andonhq/andon/api"
 )
 
 // defaultAPI is where `andon serve` listens, and where the other commands
@@ -29,6 +31,9 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	sf := addStoreFlags(fs)
 	configPath := fs.String("config", "andon.yaml", "the MCP servers config `file`; created with a demo if missing")
 	addr := fs.String("addr", defaultAPI, "serve the API on this loopback `address`")
+	var allowed hostList
+	fs.Var(&allowed, "allowed-host", "answer requests whose Host header names this `name` too, besides loopback's (localhost, 127.0.0.1, [::1]): "+
+		"the name a reverse proxy passes on (repeat, or comma-separate, for more); any other is refused (421), against DNS rebinding")
 	tokenFile := fs.String("token-file", defaultTokenFile, "where to write the first API token (an admin, mode 0600) if the database has none")
 	rf := addRuntimeFlags(fs, "execute at most `N` runs at once; 0: serve the API only, and leave the runs to andon workers on the same database. "+
 		"A run mostly waits for its model and tools, so the default is high: on 2 cores, short runs/s peaked at 16–64 on SQLite "+
@@ -40,6 +45,11 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	}
 	if err := checkLoopback(*addr); err != nil {
 		return fs.usageError("%v", err)
+	}
+	for _, h := range allowed {
+		if err := api.CheckHostName(h); err != nil {
+			return fs.usageError("--allowed-host: %v", err)
+		}
 	}
 	if rf.workers < 0 {
 		return fs.usageError("--workers %d: want 0 or more", rf.workers)
@@ -64,7 +74,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		e.errorf("%v", err)
 		return exitFailure
 	}
-	n, st, err := assemble(ctx, e, sf, cfg, oaf, rf, logger)
+	n, st, err := assemble(ctx, e, sf, cfg, oaf, rf, logger, allowed)
 	if err != nil {
 		e.errorf("%v", err)
 		return exitFailure

@@ -69,8 +69,9 @@ func freeAddr(t *testing.T) string {
 // startServe runs `andon serve` in dir with its database, key and config
 // there, and waits until its API answers. If config is not empty it is
 // written to dir/andon.yaml first; otherwise serve writes its demo. The
-// server is killed when the test ends, unless stop stopped it.
-func startServe(t *testing.T, dir, config string) *serveProc {
+// server is killed when the test ends, unless stop stopped it. flags are
+// added to serve's.
+func startServe(t *testing.T, dir, config string, flags ...string) *serveProc {
 	t.Helper()
 	if config != "" {
 		if err := os.WriteFile(filepath.Join(dir, "andon.yaml"), []byte(config), 0o644); err != nil {
@@ -81,8 +82,8 @@ func startServe(t *testing.T, dir, config string) *serveProc {
 	// then try another.
 	for attempt := 0; ; attempt++ {
 		p := &serveProc{t: t, dir: dir, addr: freeAddr(t), stderr: &lockedBuffer{}, exited: make(chan struct{})}
-		p.cmd = exec.Command(andonBin, "serve", "--addr", p.addr, "--db", filepath.Join(dir, "andon.db"),
-			"--key-file", filepath.Join(dir, "andon.key"), "--config", filepath.Join(dir, "andon.yaml"))
+		p.cmd = exec.Command(andonBin, append([]string{"serve", "--addr", p.addr, "--db", filepath.Join(dir, "andon.db"),
+			"--key-file", filepath.Join(dir, "andon.key"), "--config", filepath.Join(dir, "andon.yaml")}, flags...)...)
 		p.cmd.Dir = dir
 		p.cmd.Stdout, p.cmd.Stderr = p.stderr, p.stderr
 		if err := p.cmd.Start(); err != nil {

@@ -52,7 +52,7 @@ func runWorker(ctx context.Context, e *env, args []string) int {
 		e.errorf("%v", err)
 		return exitFailure
 	}
-	n, st, err := assemble(ctx, e, sf, cfg, oaf, rf, logger)
+	n, st, err := assemble(ctx, e, sf, cfg, oaf, rf, logger, nil)
 	if err != nil {
 		e.errorf("%v", err)
 		return exitFailure
@@ -75,14 +75,16 @@ func runWorker(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-// assemble opens the store and builds the node on it. Close the node,
-// then the store, when done.
-func assemble(ctx context.Context, e *env, sf *storeFlags, cfg *fileConfig, oaf *openaiFlags, rf *runtimeFlags, logger *slog.Logger) (*node.Node, *stores, error) {
+// assemble opens the store and builds the node on it, its API answering
+// to the loopback names and hosts. Close the node, then the store, when
+// done.
+func assemble(ctx context.Context, e *env, sf *storeFlags, cfg *fileConfig, oaf *openaiFlags, rf *runtimeFlags, logger *slog.Logger,
+	hosts []string) (*node.Node, *stores, error) {
 	st, err := sf.open(ctx, e)
 	if err != nil {
 		return nil, nil, errors.New(sf.explain(err))
 	}
-	ncfg := &node.Config{Store: st.store, Key: st.key, Servers: &cfg.Config, Logger: logger}
+	ncfg := &node.Config{Store: st.store, Key: st.key, Servers: &cfg.Config, Logger: logger, AllowedHosts: hosts}
 	rf.apply(ncfg, cfg.Runs)
 	if oaf.baseURL != "" {
 		ncfg.OpenAI = &node.OpenAI{BaseURL: oaf.baseURL, Model: oaf.model, Credential: oaf.credential}
