@@ -24,9 +24,19 @@ const DefaultTerminateGrace = 2 * time.Second
 // Closing the connection closes the server's stdin, waits TerminateGrace for
 // it to exit, sends SIGTERM, waits TerminateGrace again, then sends SIGKILL.
 // The server runs in its own process group, and the signals go to the whole
-// group, so a wrapper script's children do not outlive it. On Windows, which
-// has no such signals, a server still running after TerminateGrace is killed
-// (TerminateProcess); its own children are not.
+// group.
+// The server is the group: once its first process (the one started) has
+// exited, however it exited, whatever is left of the group is killed
+// (SIGKILL) at once, so a wrapper script's children do not outlive it — a
+// child that needs time to clean up must be waited for by its parent, as a
+// shell's wait does. The client learns of that exit from the process
+// itself: calls in flight fail at once with the exit status (matching
+// [ErrClosed]), even while a process outside the group (one that started a
+// session of its own) still holds the server's stdout open; what the server
+// wrote before it exited is still read. On Windows, which has no such
+// signals or groups, a server still running after TerminateGrace is killed
+// (TerminateProcess), its own children are not, and an exit is seen only
+// when its stdout closes.
 type CommandTransport struct {
 	// Path is the program to run. A name without a slash is looked up in PATH.
 	Path string
@@ -92,7 +102,7 @@ func (t *CommandTransport) connect(ctx context.Context, cfg connConfig) (_ conn,
 	stdoutW.Close()
 	stderrW.Close()
 
-	p := &process{cmd: cmd, exited: make(chan struct{}), grace: t.TerminateGrace, logger: cfg.logger}
+	p := &process{cmd: cmd, exited: make(chan struct{}), grace: t.TerminateGrace, logger: cfg.logger, stdout: stdoutR}
 	if p.grace <= 0 {
 		p.grace = DefaultTerminateGrace
 	}
@@ -100,7 +110,7 @@ func (t *CommandTransport) connect(ctx context.Context, cfg connConfig) (_ conn,
 	p.stderrDone = make(chan struct{})
 	go p.forwardStderr(stderrR)
 
-	c := newStreamConn(stdoutR, stdinW, cfg)
+	c := newStreamConn(&serverOutput{f: stdoutR, exited: p.exited}, stdinW, cfg)
 	c.direct = nonBlockingWrite(stdinW) // os.Pipe's ends are non-blocking
 	c.stopFunc = func() {
 		stdinW.Close()
@@ -126,16 +136,25 @@ func (t *CommandTransport) connect(ctx context.Context, cfg connConfig) (_ conn,
 
 // process is a running server subprocess.
 type process struct {
-	cmd        *exec.Cmd
-	grace      time.Duration
-	logger     *slog.Logger
-	exited     chan struct{} // closed when Wait returns
+	cmd    *exec.Cmd
+	grace  time.Duration
+	logger *slog.Logger
+	// exited is closed once the server has exited and been reaped, and
+	// the rest of its process group killed.
+	exited     chan struct{}
 	waitErr    error
+	stdout     *os.File // the read end of its stdout, whose reader wait wakes
 	stderrDone chan struct{}
 }
 
+// wait waits for the server to exit, ends what is left of its process
+// group, and wakes the reader of its stdout, which then reads what is left
+// in the pipe and ends (see serverOutput): a process that still holds the
+// pipe open, a child in a session of its own, must not hide the exit.
 func (p *process) wait() {
 	p.waitErr = p.cmd.Wait()
+	endGroup(p.cmd.Process)
+	wakeReader(p.stdout)
 	close(p.exited)
 }
 
@@ -161,7 +180,8 @@ func (p *process) exitReason() error {
 // apart. A server that is not graceful (its handshake never finished: it had
 // its chance) gets the first step at once, so that a budget spent on a
 // server that never answered is not followed by a grace period spent
-// waiting for it.
+// waiting for it. It returns once the server has exited and its group is
+// ended.
 func (p *process) stop(graceful bool) {
 	t := time.NewTimer(p.grace)
 	if !graceful {
@@ -179,6 +199,31 @@ func (p *process) stop(graceful bool) {
 		t.Reset(p.grace)
 	}
 	<-p.exited
+}
+
+// serverOutput is the server's stdout as its connection reads it. Once the
+// server has exited (wait has woken the reader), a read takes only what is
+// already in the pipe, and then reports the end: the response a server
+// wrote just before it exited is read, and another process holding the
+// pipe open cannot keep the connection waiting for ever.
+type serverOutput struct {
+	f      *os.File
+	exited <-chan struct{}
+}
+
+func (o *serverOutput) Read(p []byte) (int, error) {
+	select {
+	case <-o.exited:
+		return readBuffered(o.f, p)
+	default:
+	}
+	n, err := o.f.Read(p)
+	if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+		// Only wait sets a deadline, just before exited closes.
+		<-o.exited
+		return readBuffered(o.f, p)
+	}
+	return n, err
 }
 
 // stopStep is one step of stopping a server that has not exited.

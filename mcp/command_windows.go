@@ -16,3 +16,13 @@ func isolate(*exec.Cmd) {}
 func escalate(p *os.Process) []stopStep {
 	return []stopStep{{signal: "kill", send: p.Kill}}
 }
+
+// endGroup does nothing on Windows, where the server has no process group.
+func endGroup(*os.Process) {}
+
+// wakeReader does nothing on Windows, whose pipes have no deadlines: the
+// server's exit is seen when its stdout closes.
+func wakeReader(*os.File) {}
+
+// readBuffered is a plain read on Windows (see wakeReader).
+func readBuffered(f *os.File, p []byte) (int, error) { return f.Read(p) }
