@@ -28,7 +28,7 @@ func (s *scriptedConn) start()                               {}
 func (s *scriptedConn) abandon(jsonrpc.ID, error)            {}
 func (s *scriptedConn) abandonUnsent(jsonrpc.ID, error) bool { return false }
 func (s *scriptedConn) notifiesCancel(revision) bool         { return true }
-func (s *scriptedConn) close() error                         { return nil }
+func (s *scriptedConn) close(context.Context) error          { return nil }
 func (s *scriptedConn) negotiated(revision)                  {}
 
 func (s *scriptedConn) send(ctx context.Context, m *jsonrpc.Message) error {

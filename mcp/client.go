@@ -271,9 +271,23 @@ func (c *Client) Err() error { return c.err() }
 // Close cancels every call in flight (they return an error matching
 // [ErrClosed], and the server is told as its transport requires), then closes
 // the connection. It is bounded: a subprocess that does not exit is
-// signalled, then killed (see [CommandTransport]). Calling Close again
-// returns the result of the first call.
-func (c *Client) Close() error {
+// signalled, then killed (see [CommandTransport]), an HTTP session's DELETE
+// has [HTTPTransport].CloseTimeout. Calling Close or Shutdown again returns
+// the result of the first call. Close is Shutdown with a context that never
+// ends.
+func (c *Client) Close() error { return c.Shutdown(context.Background()) }
+
+// Shutdown is Close within a budget, in the style of http.Server's: while
+// ctx lasts, the server is let leave by itself (a subprocess gets its
+// TerminateGrace after stdin closes, and again after SIGTERM; a session
+// its DELETE); once ctx has ended — or if it already has — each step left
+// comes at once with a small bound of its own (100 ms): a subprocess that
+// ignores stdin EOF and SIGTERM is killed, not waited for. The other legs
+// of closing (flushing the cancellations of calls in flight, a task's
+// tasks/cancel) have small bounds of their own either way. A command with
+// one budget for everything it does closes its client with that budget's
+// context. The error is Close's: an ended ctx only hurries the teardown.
+func (c *Client) Shutdown(ctx context.Context) error {
 	// A task's cancellation is a request (tasks/cancel), which needs the
 	// client open: those on their way go out first, within a bound.
 	c.tasks.cancels.wait(flushGrace)
@@ -310,7 +324,7 @@ func (c *Client) Close() error {
 	}
 	var err error
 	if c.conn != nil {
-		err = c.conn.close()
+		err = c.conn.close(ctx)
 	}
 	c.stopBackground()
 	c.bg.Wait()

@@ -22,9 +22,9 @@ const DefaultTerminateGrace = 2 * time.Second
 // client's logger, line by line, never mixed with protocol data.
 //
 // Closing the connection closes the server's stdin, waits TerminateGrace for
-// it to exit, sends SIGTERM, waits TerminateGrace again, then sends SIGKILL.
-// The server runs in its own process group, and the signals go to the whole
-// group.
+// it to exit, sends SIGTERM, waits TerminateGrace again, then sends SIGKILL;
+// [Client.Shutdown] cuts each wait short once its context ends. The server
+// runs in its own process group, and the signals go to the whole group.
 // The server is the group: once its first process (the one started) has
 // exited, however it exited, whatever is left of the group is killed
 // (SIGKILL) at once, so a wrapper script's children do not outlive it — a
@@ -112,9 +112,9 @@ func (t *CommandTransport) connect(ctx context.Context, cfg connConfig) (_ conn,
 
 	c := newStreamConn(&serverOutput{f: stdoutR, exited: p.exited}, stdinW, cfg)
 	c.direct = nonBlockingWrite(stdinW) // os.Pipe's ends are non-blocking
-	c.stopFunc = func() {
+	c.stopFunc = func(ctx context.Context) {
 		stdinW.Close()
-		p.stop(!c.abortive.Load())
+		p.stop(ctx, !c.abortive.Load())
 	}
 	c.closeFunc = func() error {
 		stdoutR.Close()
@@ -174,31 +174,48 @@ func (p *process) exitReason() error {
 	return errors.New("server exited")
 }
 
-// stop ends the server within a grace period per escalation step plus a
-// moment: its stdin is already closed; then each step of escalate (on Unix
-// SIGTERM, then SIGKILL, each to the whole process group), a grace period
-// apart. A server that is not graceful (its handshake never finished: it had
-// its chance) gets the first step at once, so that a budget spent on a
-// server that never answered is not followed by a grace period spent
-// waiting for it. It returns once the server has exited and its group is
-// ended.
-func (p *process) stop(graceful bool) {
-	t := time.NewTimer(p.grace)
+// stop ends the server, its stdin already closed: each step of escalate (on
+// Unix SIGTERM, then SIGKILL, each to the whole process group) comes a
+// grace period after the last, unless the server has exited by then. A
+// server that is not graceful (its handshake never finished: it had its
+// chance) gets the first step at once, so that a budget spent on a server
+// that never answered is not followed by a grace period spent waiting for
+// it. Once ctx has ended, each wait is cut to hurriedGrace: a caller whose
+// budget is spent is not kept for a server that ignores stdin EOF and
+// SIGTERM. stop returns once the server has exited and its group is ended.
+func (p *process) stop(ctx context.Context, graceful bool) {
+	wait := p.grace
 	if !graceful {
-		t.Reset(0)
+		wait = 0
 	}
-	defer t.Stop()
 	for _, step := range escalate(p.cmd.Process) {
-		select {
-		case <-p.exited:
+		if p.waitExit(ctx, wait) {
 			return
-		case <-t.C:
 		}
 		p.logger.Debug("mcp: server did not exit, signalling", "pid", p.cmd.Process.Pid, "signal", step.signal)
 		_ = step.send()
-		t.Reset(p.grace)
+		wait = p.grace
 	}
 	<-p.exited
+}
+
+// waitExit waits up to d for the server to exit, and no more than
+// hurriedGrace once ctx has ended; it reports whether the server exited.
+func (p *process) waitExit(ctx context.Context, d time.Duration) bool {
+	wctx, cancel := teardownContext(ctx, d)
+	defer cancel()
+	select {
+	case <-p.exited:
+		return true
+	case <-wctx.Done():
+		// Both may be ready: an exit at the last moment still counts.
+		select {
+		case <-p.exited:
+			return true
+		default:
+			return false
+		}
+	}
 }
 
 // serverOutput is the server's stdout as its connection reads it. Once the

@@ -466,3 +466,25 @@ func TestHTTPParamHeaders(t *testing.T) {
 		}
 	})
 }
+
+// Shutdown with an ended context does not wait out CloseTimeout (an hour
+// here) for a server that never answers the session's DELETE. A Shutdown that waited would hang the test until its timeout.
+func TestHTTPShutdownDoesNotWaitForAStalledDelete(t *testing.T) {
+	t.Parallel()
+	s := mcptest.NewServer(&mcptest.Options{Stall: []string{"DELETE"}})
+	defer s.Close()
+	hs := httptest.NewServer(s.HTTPHandler(&mcptest.HTTPOptions{}))
+	defer hs.Close()
+	tr := &mcp.HTTPTransport{URL: hs.URL, Client: hs.Client(), CloseTimeout: time.Hour}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := mcp.Connect(ctx, tr, &mcp.ClientOptions{ProtocolVersion: mcp.Version20251125})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended, end := context.WithCancel(context.Background())
+	end()
+	if err := c.Shutdown(ended); err != nil {
+		t.Errorf("Shutdown = %v", err)
+	}
+}

@@ -661,8 +661,9 @@ func headerValue(v string) string {
 	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(v)) + "?="
 }
 
-// close ends every stream, and the session with a bounded DELETE.
-func (c *httpConn) close() error {
+// close ends every stream, and the session with a DELETE bounded by
+// closeTimeout, and by hurriedGrace once ctx has ended.
+func (c *httpConn) close(ctx context.Context) error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -673,7 +674,7 @@ func (c *httpConn) close() error {
 	c.mu.Unlock()
 	c.cancel(errConnClosed)
 	if session != "" && legacy == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), c.closeTimeout)
+		ctx, cancel := teardownContext(ctx, c.closeTimeout)
 		req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.url.String(), nil)
 		if err == nil {
 			c.setHeaders(req, nil)

@@ -170,3 +170,37 @@ func TestCloseEndsTheServersProcessGroup(t *testing.T) {
 	}
 	waitGone(t, child, "the server's child in its process group")
 }
+
+// Shutdown with a context that has already ended does not wait out the
+// server's grace periods (an hour each here): a server that ignores stdin
+// EOF and SIGTERM is killed at once. A Shutdown that waited would hang the
+// test until its timeout.
+func TestShutdownWithAnEndedContextKillsAStubbornServer(t *testing.T) {
+	t.Parallel()
+	// sh ignores SIGTERM, and so does the sleep it runs once the server
+	// has exited at stdin EOF (ignored signals survive exec).
+	cmd, pidFile := shellServer(t, `trap "" TERM; echo $$ > "$1"; "$0"; sleep 600 & echo $! >> "$1"; wait`)
+	cmd.TerminateGrace = time.Hour
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := mcp.Connect(ctx, cmd, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CallTool(ctx, "echo", map[string]any{"text": "hi"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	leader := pids(t, pidFile, 1)[0]
+	ended, end := context.WithCancel(context.Background())
+	end()
+	if err := c.Shutdown(ended); err != nil {
+		t.Errorf("Shutdown = %v", err)
+	}
+	// The leader was reaped before Shutdown returned.
+	if err := syscall.Kill(leader, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("the server (pid %d) outlived Shutdown: kill(pid, 0) = %v", leader, err)
+	}
+	for _, pid := range readPids(pidFile)[1:] {
+		waitGone(t, pid, "the server's child")
+	}
+}

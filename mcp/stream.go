@@ -56,8 +56,9 @@ type streamConn struct {
 	// closeFunc closes the underlying stream(s); set before start.
 	closeFunc func() error
 	// stopFunc, if set, ends the peer (a subprocess) within a bounded
-	// time, after the write side is closed and before closeFunc.
-	stopFunc func()
+	// time, after the write side is closed and before closeFunc; it
+	// hurries once ctx ends (see process.stop).
+	stopFunc func(ctx context.Context)
 	// abortive is set (by abort) when the peer never finished its
 	// handshake: stopFunc need not wait for it to exit by itself.
 	abortive  atomic.Bool
@@ -373,7 +374,7 @@ func (c *streamConn) negotiated(revision) {}
 // so that close does not wait a grace period for the peer.
 func (c *streamConn) abort() { c.abortive.Store(true) }
 
-func (c *streamConn) close() error {
+func (c *streamConn) close(ctx context.Context) error {
 	c.closeOnce.Do(func() {
 		close(c.quit)
 		flush := time.NewTimer(flushGrace)
@@ -383,7 +384,7 @@ func (c *streamConn) close() error {
 		}
 		flush.Stop()
 		if c.stopFunc != nil {
-			c.stopFunc()
+			c.stopFunc(ctx)
 		}
 		if c.closeFunc != nil {
 			c.closeErr = c.closeFunc()

@@ -93,8 +93,11 @@ type conn interface {
 	negotiated(rev revision)
 
 	// close ends the connection and releases its resources within a bounded
-	// time. It is safe to call more than once.
-	close() error
+	// time. While ctx lasts, the peer is let leave by itself (a subprocess
+	// its grace periods, a session its DELETE); once ctx has ended, what
+	// is left of that is cut to hurriedGrace a leg. It is safe to call more
+	// than once.
+	close(ctx context.Context) error
 }
 
 // aborter is a conn that can be closed without waiting for its peer to
