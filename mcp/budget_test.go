@@ -374,6 +374,20 @@ func TestAFailedHandshakeDoesNotWaitOutTheServersGrace(t *testing.T) {
 	}
 }
 
+// Nor is one that ignores SIGTERM given the grace after it: once the
+// budget is spent, each step of the teardown gets a moment (the sh and the
+// sleep it runs ignore SIGTERM; only SIGKILL ends them).
+func TestAFailedHandshakeDoesNotWaitOutAStubbornServersGrace(t *testing.T) {
+	cmd := mcp.Command("sh", "-c", `trap "" TERM; sleep 3600`)
+	cmd.TerminateGrace = time.Hour
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	err := connectHostile(t, ctx, cmd, nil)
+	if !errors.Is(err, mcp.ErrTimeout) {
+		t.Fatalf("Connect = %v, want ErrTimeout", err)
+	}
+}
+
 // BenchmarkHandshakeBudget measures what a server that never answers costs
 // its caller, against each hostile server: the time Connect takes, teardown
 // included, as a ratio of the budget (x-budget; 1.00 is the budget exactly).

@@ -172,8 +172,9 @@ var errClientClosed = errors.New("client closed")
 // notification; its connection is closed, a subprocess stopped) and Connect
 // returns a [*ConnectError] naming the leg, matching [ErrCancelled] or
 // [ErrTimeout]. The teardown of a failed attempt has bounds of its own
-// ([CommandTransport].TerminateGrace, [HTTPTransport].CloseTimeout). ctx
-// has no effect once Connect has returned. A nil opts is the zero
+// ([CommandTransport].TerminateGrace, [HTTPTransport].CloseTimeout), cut
+// to a moment once ctx has ended (see [Client.Shutdown]). ctx has no
+// effect once Connect has returned. A nil opts is the zero
 // ClientOptions.
 func Connect(ctx context.Context, t Transport, opts *ClientOptions) (*Client, error) {
 	c := newClient(opts)
@@ -200,7 +201,7 @@ func Connect(ctx context.Context, t Transport, opts *ClientOptions) (*Client, er
 		if a, ok := conn.(aborter); ok && (errors.Is(err, ErrTimeout) || errors.Is(err, ErrCancelled)) {
 			a.abort()
 		}
-		c.Close()
+		c.Shutdown(ctx) // an ended budget is not followed by grace periods either
 		return nil, err
 	}
 	return c, nil

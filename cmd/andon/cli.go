@@ -275,7 +275,7 @@ func (f *serverFlags) open(ctx context.Context, e *env, logOut io.Writer) (conte
 		cancel()
 		return ctx, nil, code, false
 	}
-	sess.endBudget = cancel
+	sess.budget, sess.endBudget = ctx, cancel
 	return ctx, sess, 0, true
 }
 
@@ -299,8 +299,10 @@ func httpGeneration(rev string) string {
 type session struct {
 	client *mcp.Client
 	logger *slog.Logger
-	// endBudget cancels the --timeout budget (see open), after the client
-	// is closed; nil when the session was not opened by open.
+	// budget is the --timeout budget (see open), which bounds the
+	// teardown too; endBudget cancels it, after the client is closed. Nil
+	// when the session was not opened by open.
+	budget    context.Context
 	endBudget context.CancelFunc
 }
 
@@ -315,9 +317,15 @@ func (s *session) fail(ctx context.Context, e *env, what string, err error) int 
 // close closes the client. It is bounded: cancellations already on their
 // way go out first, calls in flight are cancelled on the wire, an HTTP
 // session is ended, and a stdio server gets its stdin closed, then
-// SIGTERM, then SIGKILL.
+// SIGTERM, then SIGKILL. Within the budget: once --timeout has passed (or
+// a signal came), each step gets a moment, not a grace period
+// (mcp.Client.Shutdown), so a stubborn server does not add seconds to it.
 func (s *session) close() {
-	if err := s.client.Close(); err != nil {
+	budget := s.budget
+	if budget == nil {
+		budget = context.Background()
+	}
+	if err := s.client.Shutdown(budget); err != nil {
 		s.logger.Debug("andon: closing the connection", "error", err)
 	}
 	if s.endBudget != nil {
