@@ -2,11 +2,14 @@ package mcp_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/andonhq/andon/mcp"
+	"github.com/andonhq/andon/mcp/mcptest"
 )
 
 // A hostile or broken server costs the affected call a clear error, or the
@@ -49,21 +52,52 @@ func TestBadInput(t *testing.T) {
 	})
 }
 
-// A message larger than MaxMessageSize fails the connection with a clear
-// error instead of being buffered.
-func TestMessageTooLarge(t *testing.T) {
-	runWith(t, []mode{inproc2026, stdio2025}, func(o *setupOpts) {
-		o.client.MaxMessageSize = 64 << 10
-	}, func(t *testing.T, b *testBundle) {
-		if res := b.mustCall("big", map[string]any{"bytes": 32 << 10}); len(res.Text()) != 32<<10 {
-			t.Fatalf("big under the cap: got %d bytes", len(res.Text()))
-		}
-		_, err := b.client.CallTool(context.Background(), "big", map[string]any{"bytes": 1 << 20}, nil)
-		var pe *mcp.ProtocolError
-		if !errors.Is(err, mcp.ErrClosed) || !errors.As(err, &pe) || !strings.Contains(err.Error(), "too large") {
-			t.Fatalf("big over the cap = %v, want ErrClosed with a ProtocolError saying too large", err)
-		}
-	})
+// A message larger than MaxMessageSize is skipped, never buffered: the
+// request it answered fails with an error naming the limit, and only that
+// one. Another call, in flight all along (its server waits for an answer
+// to its elicitation, which comes only once the large one has failed),
+// succeeds, and so does the next.
+func TestMessageTooLargeFailsOnlyItsRequest(t *testing.T) {
+	for _, m := range []mode{inproc2025, stdio2025} {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			bigFailed := make(chan struct{})
+			var o setupOpts
+			o.client.MaxMessageSize = 64 << 10
+			o.client.ElicitationHandler = func(ctx context.Context, _ json.RawMessage) (any, error) {
+				select {
+				case <-bigFailed:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+				return map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}, nil
+			}
+			b := setup(t, m, &o)
+			if res := b.mustCall("big", map[string]any{"bytes": 32 << 10}); len(res.Text()) != 32<<10 {
+				t.Fatalf("big under the cap: got %d bytes", len(res.Text()))
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			asked := make(chan error, 1)
+			go func() {
+				_, err := b.client.CallTool(ctx, "ask", map[string]any{"what": "elicitation"}, nil)
+				asked <- err
+			}()
+			b.waitFor("the ask tool to start", isTool(mcptest.ToolStarted, "ask"))
+			_, err := b.client.CallTool(ctx, "big", map[string]any{"bytes": 1 << 20}, nil)
+			close(bigFailed)
+			var pe *mcp.ProtocolError
+			if !errors.As(err, &pe) || errors.Is(err, mcp.ErrClosed) || !strings.Contains(err.Error(), "message longer than 65536 bytes (MaxMessageSize)") {
+				t.Fatalf("big over the cap = %v, want a ProtocolError naming the limit, not ErrClosed", err)
+			}
+			if err := <-asked; err != nil {
+				t.Errorf("the call in flight = %v, want it answered", err)
+			}
+			if res := b.mustCall("echo", map[string]any{"text": "after"}); res.Text() != "after" {
+				t.Errorf("echo after = %q", res.Text())
+			}
+		})
+	}
 }
 
 // A server that exits mid-call: the error says so.

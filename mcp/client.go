@@ -59,8 +59,9 @@ type ClientOptions struct {
 	DiscoverTimeout time.Duration
 
 	// MaxMessageSize caps the size of one incoming message in bytes. A
-	// larger message fails the connection with a [ProtocolError]. Zero
-	// means DefaultMaxMessageSize.
+	// larger message is skipped unread, and the request it answered fails
+	// with a [ProtocolError] naming the limit; other requests and the
+	// connection carry on. Zero means DefaultMaxMessageSize.
 	MaxMessageSize int
 
 	// MaxPages caps how many pages a listing such as [Client.ListTools]

@@ -336,9 +336,10 @@ func (c *streamConn) readLoop() {
 	for {
 		frame, err := frames.Next()
 		if err != nil {
-			if errors.Is(err, jsonrpc.ErrFrameTooLarge) {
-				c.lost(&ProtocolError{Reason: "message " + err.Error()})
-				return
+			var big *jsonrpc.FrameTooLargeError
+			if errors.As(err, &big) {
+				receiveOversize(c.cfg.receiver, c.cfg.logger, big.ID, big.Max)
+				continue
 			}
 			reason := err
 			if errors.Is(err, io.EOF) {

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 
 	"github.com/andonhq/andon/mcp/internal/jsonrpc"
@@ -59,6 +60,19 @@ func receiveFrame(r receiver, frame []byte) {
 		return
 	}
 	r.receive(m)
+}
+
+// receiveOversize handles a message longer than MaxMessageSize (limit),
+// which the transport skipped unread: the request it answered, id, fails
+// alone, and the connection carries on. A message whose id could not be
+// found (or that was no response) is dropped, with a warning; a request
+// it answered waits on, under its own budget.
+func receiveOversize(r receiver, logger *slog.Logger, id jsonrpc.ID, limit int) {
+	if !id.IsValid() {
+		logger.Warn("mcp: dropped a message from the server longer than MaxMessageSize, naming no request", "limit", limit)
+		return
+	}
+	r.fail(id, &ProtocolError{Reason: fmt.Sprintf("message longer than %d bytes (MaxMessageSize)", limit)})
 }
 
 // conn is one open connection. All methods are safe for concurrent use.
