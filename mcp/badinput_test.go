@@ -56,9 +56,10 @@ func TestBadInput(t *testing.T) {
 // request it answered fails with an error naming the limit, and only that
 // one. Another call, in flight all along (its server waits for an answer
 // to its elicitation, which comes only once the large one has failed),
-// succeeds, and so does the next.
+// succeeds, and so does the next: on stdio, on HTTP+SSE's one event
+// stream, and on Streamable HTTP's stream per request.
 func TestMessageTooLargeFailsOnlyItsRequest(t *testing.T) {
-	for _, m := range []mode{inproc2025, stdio2025} {
+	for _, m := range []mode{inproc2025, stdio2025, http2024, http2025} {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			bigFailed := make(chan struct{})

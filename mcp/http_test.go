@@ -349,8 +349,8 @@ func TestHTTPResponseTooLarge(t *testing.T) {
 	}, func(t *testing.T, b *testBundle) {
 		_, err := b.client.CallTool(context.Background(), "big", map[string]any{"bytes": 1 << 20}, nil)
 		var pe *mcp.ProtocolError
-		if !errors.As(err, &pe) {
-			t.Fatalf("CallTool = %v, want a ProtocolError", err)
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), "message longer than 65536 bytes (MaxMessageSize)") {
+			t.Fatalf("CallTool = %v, want a ProtocolError naming the limit", err)
 		}
 		b.mustCall("echo", map[string]any{"text": "next"})
 	})

@@ -112,10 +112,17 @@ func (c *httpConn) listen() {
 }
 
 // pump delivers every message event of a long-lived stream (not tied to
-// one request) to the client, until the stream ends; it returns why.
+// one request) to the client, until the stream ends; it returns why. An
+// event too large to read fails only the request it answered.
 func (c *httpConn) pump(events *sse.Reader) error {
 	for {
 		ev, err := events.Next()
+		var big *sse.EventTooLargeError
+		if errors.As(err, &big) {
+			id, _ := jsonrpc.OversizeID(big.Head, big.Tail)
+			receiveOversize(c.cfg.receiver, c.cfg.logger, id, c.cfg.maxMessageSize)
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -332,7 +339,7 @@ func (c *httpConn) readJSON(ctx context.Context, m *jsonrpc.Message, resp *http.
 		return
 	}
 	if len(data) > c.cfg.maxMessageSize {
-		c.failRequest(ctx, m, &ProtocolError{Reason: fmt.Sprintf("%s: response larger than %d bytes", m.Method, c.cfg.maxMessageSize)})
+		c.failRequest(ctx, m, c.tooLarge(m))
 		return
 	}
 	reply, err := jsonrpc.Decode(data)
@@ -425,8 +432,15 @@ func (c *httpConn) readEvents(ctx context.Context, m *jsonrpc.Message, body io.R
 	for {
 		ev, err := events.Next()
 		if err != nil {
-			if errors.Is(err, sse.ErrEventTooLarge) {
-				c.failRequest(ctx, m, &ProtocolError{Reason: m.Method + ": " + err.Error()})
+			var big *sse.EventTooLargeError
+			if errors.As(err, &big) {
+				// Skipped unread. Another request's response (which a
+				// server may send here) fails that request alone.
+				if id, ok := jsonrpc.OversizeID(big.Head, big.Tail); ok && id != m.ID {
+					receiveOversize(c.cfg.receiver, c.cfg.logger, id, c.cfg.maxMessageSize)
+					continue
+				}
+				c.failRequest(ctx, m, c.tooLarge(m))
 				return true, "", 0, nil
 			}
 			if errors.Is(err, io.EOF) {
@@ -456,6 +470,12 @@ func (c *httpConn) readEvents(ctx context.Context, m *jsonrpc.Message, body io.R
 			return true, "", 0, nil
 		}
 	}
+}
+
+// tooLarge is the error of request m whose response was larger than
+// MaxMessageSize.
+func (c *httpConn) tooLarge(m *jsonrpc.Message) error {
+	return &ProtocolError{Reason: fmt.Sprintf("%s: message longer than %d bytes (MaxMessageSize)", m.Method, c.cfg.maxMessageSize)}
 }
 
 // eventReader returns a reader of body's events, reusing the buffer of a

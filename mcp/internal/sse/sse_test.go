@@ -48,6 +48,34 @@ func TestReaderLimits(t *testing.T) {
 	}
 }
 
+// An event too large is skipped to its end, never buffered whole: its
+// error holds the first and last bytes of its data, and the next event is
+// read.
+func TestReaderSkipsAnEventTooLarge(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	for _, tc := range []struct{ name, event, head, tail string }{
+		{"one line", "data: {" + long + "}\n\n", "{xxx", "xxx}"},
+		{"lines", "data: {\n" + strings.Repeat("data: "+long[:1000]+"\n", 200) + "data: }\r\n\r\n", "{\nxxx", "xxx\n}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := "id: 1\n" + tc.event + "id: 2\ndata: next\n\n"
+			r := NewReader(iotest.HalfReader(strings.NewReader(in)), 64<<10)
+			_, err := r.Next()
+			var tl *EventTooLargeError
+			if !errors.As(err, &tl) || !errors.Is(err, ErrEventTooLarge) || tl.Max != 64<<10 {
+				t.Fatalf("Next = %v, want an *EventTooLargeError", err)
+			}
+			if len(tl.Head) > 4<<10 || len(tl.Tail) > 256 || !strings.HasPrefix(string(tl.Head), tc.head) || !strings.HasSuffix(string(tl.Tail), tc.tail) {
+				t.Errorf("kept %d bytes %.8q… and %d bytes …%q", len(tl.Head), tl.Head, len(tl.Tail), tl.Tail[max(len(tl.Tail)-8, 0):])
+			}
+			ev, err := r.Next()
+			if err != nil || string(ev.Data) != "next" || ev.ID != "2" {
+				t.Fatalf("the event after = %+v (%q), %v", ev, ev.Data, err)
+			}
+		})
+	}
+}
+
 func TestWriteEventRoundTrip(t *testing.T) {
 	var b bytes.Buffer
 	WriteEvent(&b, "3", []byte(`{"x":1}`))
