@@ -132,7 +132,7 @@ func (c *Client) discover(ctx context.Context, pinned revision) (modern bool, fa
 		}
 		fallback, _ = newestIn(res.SupportedVersions, handshakeEra)
 		return false, fallback, nil
-	case ctx.Err() != nil || errors.Is(err, ErrClosed):
+	case ctx.Err() != nil || errors.Is(err, ErrClosed) || notMCPEndpoint(err):
 		return false, revision{}, err
 	case errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeUnsupportedProtocolVersion:
 		fallback, _ = newestIn(supportedIn(rpcErr), handshakeEra)
@@ -141,6 +141,14 @@ func (c *Client) discover(ctx context.Context, pinned revision) (modern bool, fa
 		c.logger.Debug("mcp: server/discover failed, trying the initialize handshake", "error", err)
 		return false, revision{}, nil
 	}
+}
+
+// notMCPEndpoint reports an error that initialize would meet too, and
+// that says more than a failed probe: the endpoint wants OAuth, or
+// answered with something other than MCP (a web page).
+func notMCPEndpoint(err error) bool {
+	var he *HTTPError
+	return errors.As(err, new(*OAuthRequiredError)) || errors.As(err, &he) && he.StatusCode/100 == 2
 }
 
 // supportedIn reads the versions an UnsupportedProtocolVersion error lists.

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/andonhq/andon/mcp/internal/wwwauth"
 )
 
 // HTTPTransport speaks MCP over HTTP, in whichever of the three HTTP
@@ -66,10 +68,74 @@ type HTTPError struct {
 	Method     string // the JSON-RPC method of the request
 	StatusCode int
 	Status     string
+	// ContentType is the media type of a successful (2xx) response, such
+	// as "text/html" for a web page where an MCP endpoint was expected;
+	// empty when it had none (or an unreadable one), and for other
+	// statuses.
+	ContentType string
 }
 
 func (e *HTTPError) Error() string {
-	return fmt.Sprintf("mcp: %s: HTTP %s", e.Method, e.Status)
+	if e.StatusCode/100 != 2 || e.ContentType == "application/json" || e.ContentType == "text/event-stream" {
+		return fmt.Sprintf("mcp: %s: HTTP %s", e.Method, e.Status)
+	}
+	ct := "no readable Content-Type"
+	if e.ContentType != "" {
+		ct = "Content-Type " + e.ContentType
+	}
+	return fmt.Sprintf("mcp: %s: HTTP %s with %s: this does not look like an MCP endpoint, "+
+		"which answers with application/json or text/event-stream; check the URL", e.Method, e.Status, ct)
+}
+
+// OAuthRequiredError reports an HTTP 401 whose WWW-Authenticate challenge
+// names the server's protected resource metadata: the server wants an
+// OAuth access token (the MCP authorization spec). Reach it through an
+// HTTP client that gets one, such as mcp/oauth's Transport. It wraps the
+// *HTTPError, so errors.As finds either.
+type OAuthRequiredError struct {
+	HTTP *HTTPError
+	// ResourceMetadata is the URL of the server's protected resource
+	// metadata (RFC 9728), as the challenge gave it. It is never part of
+	// the error's text: it is a header's value.
+	ResourceMetadata string
+}
+
+func (e *OAuthRequiredError) Error() string {
+	return e.HTTP.Error() + ": the server requires OAuth authorization (its challenge names protected resource metadata); " +
+		"connect with an HTTP client that obtains a token, such as mcp/oauth's Transport"
+}
+
+func (e *OAuthRequiredError) Unwrap() error { return e.HTTP }
+
+// statusError is the error of a response to method that carries no
+// JSON-RPC message: an *OAuthRequiredError for an OAuth challenge, else an
+// *HTTPError.
+func statusError(method string, resp *http.Response) error {
+	e := &HTTPError{Method: method, StatusCode: resp.StatusCode, Status: resp.Status}
+	if resp.StatusCode/100 == 2 {
+		e.ContentType = contentMediaType(resp.Header.Get("Content-Type"))
+		if len(e.ContentType) > 64 {
+			e.ContentType = "" // a media type that long says nothing useful
+		}
+	}
+	if err := oauthRequired(e, resp); err != nil {
+		return err
+	}
+	return e
+}
+
+// oauthRequired returns an *OAuthRequiredError for e if resp, a 401,
+// carries an OAuth challenge naming protected resource metadata, or nil.
+func oauthRequired(e *HTTPError, resp *http.Response) error {
+	if resp.StatusCode != http.StatusUnauthorized {
+		return nil
+	}
+	params, ok := wwwauth.Bearer(resp.Header)
+	md, named := params["resource_metadata"]
+	if !ok || !named {
+		return nil
+	}
+	return &OAuthRequiredError{HTTP: e, ResourceMetadata: md}
 }
 
 // errRedirect is returned by the copied client's CheckRedirect.

@@ -280,7 +280,7 @@ func (c *httpConn) postMessage(ctx context.Context, m *jsonrpc.Message, body []b
 	}
 	resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return &HTTPError{Method: m.Method, StatusCode: resp.StatusCode, Status: resp.Status}
+		return statusError(m.Method, resp)
 	}
 	return nil
 }
@@ -303,6 +303,10 @@ func (c *httpConn) exchange(ctx context.Context, m *jsonrpc.Message, body []byte
 	}
 	mediaType := contentMediaType(resp.Header.Get("Content-Type"))
 	switch {
+	case resp.StatusCode == http.StatusUnauthorized:
+		// Whatever the body says (some send a JSON-RPC error): the
+		// status and its challenge say what to do.
+		c.failRequest(ctx, m, statusError(m.Method, resp))
 	case resp.StatusCode == http.StatusNotFound && c.session() != "":
 		c.cfg.receiver.lost(ErrSessionExpired)
 		c.failRequest(ctx, m, closedError(ErrSessionExpired))
@@ -314,7 +318,7 @@ func (c *httpConn) exchange(ctx context.Context, m *jsonrpc.Message, body []byte
 	case mediaType == "application/json":
 		c.readJSON(ctx, m, resp)
 	default:
-		c.failRequest(ctx, m, &HTTPError{Method: m.Method, StatusCode: resp.StatusCode, Status: resp.Status})
+		c.failRequest(ctx, m, statusError(m.Method, resp))
 	}
 }
 
@@ -345,7 +349,7 @@ func (c *httpConn) readJSON(ctx context.Context, m *jsonrpc.Message, resp *http.
 	reply, err := jsonrpc.Decode(data)
 	switch {
 	case err != nil && resp.StatusCode/100 != 2:
-		c.failRequest(ctx, m, &HTTPError{Method: m.Method, StatusCode: resp.StatusCode, Status: resp.Status})
+		c.failRequest(ctx, m, statusError(m.Method, resp))
 	case err != nil:
 		c.failRequest(ctx, m, &ProtocolError{Reason: m.Method + ": " + err.Error()})
 	case reply.IsResponse() && !reply.ID.IsValid():

@@ -67,7 +67,11 @@ func (c *httpConn) openLegacySSE(ctx context.Context) (*legacySSE, error) {
 		mediaType := contentMediaType(resp.Header.Get("Content-Type"))
 		if resp.StatusCode != http.StatusOK || mediaType != "text/event-stream" {
 			resp.Body.Close()
-			done <- opened{err: fmt.Errorf("GET: HTTP %s, %s", resp.Status, mediaType)}
+			err := fmt.Errorf("GET: HTTP %s, %s", resp.Status, mediaType)
+			if auth := oauthRequired(&HTTPError{Method: "GET", StatusCode: resp.StatusCode, Status: resp.Status}, resp); auth != nil {
+				err = auth
+			}
+			done <- opened{err: err}
 			return
 		}
 		r := sse.NewReader(resp.Body, c.cfg.maxMessageSize)
@@ -211,7 +215,7 @@ func (l *legacySSE) do(ctx context.Context, m *jsonrpc.Message, body []byte, wro
 	}
 	resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return &HTTPError{Method: m.Method, StatusCode: resp.StatusCode, Status: resp.Status}
+		return statusError(m.Method, resp)
 	}
 	return nil
 }
