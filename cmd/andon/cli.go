@@ -258,6 +258,10 @@ func (f *serverFlags) connect(ctx context.Context, e *env, logOut io.Writer) (*s
 			// refuses it with a bare status (405 to the GET of HTTP+SSE).
 			hint = fmt.Sprintf(" (--protocol %s speaks %s over HTTP; does the server offer it?)", f.protocol, httpGeneration(f.protocol))
 		}
+		if errors.As(err, new(*mcp.OAuthRequiredError)) {
+			hint = " (--url sends no OAuth token of its own: pass one with --header 'Authorization: Bearer TOKEN'," +
+				" or give the server auth: oauth in andon.yaml and run 'andon auth login NAME', whose token runs use)"
+		}
 		e.errorf("connecting to %s: %v%s", f.target.name, err, hint)
 		return nil, requestFailure(ctx, err), false
 	}
