@@ -37,6 +37,7 @@ type Error struct {
 	Message string
 }
 
+// Error returns the API's message and its code, as "api: MESSAGE (CODE)".
 func (e *Error) Error() string { return fmt.Sprintf("api: %s (%s)", e.Message, e.Code) }
 
 // Health reports whether the server answers.

@@ -49,10 +49,14 @@ type ImportError struct {
 	secrets []string
 }
 
+// Error names the server and says why its import failed, with the
+// server's configured secrets scrubbed from the cause.
 func (e *ImportError) Error() string {
 	return fmt.Sprintf("catalogue: server %q: importing tools: %s", e.Server, scrub(e.Err.Error(), e.secrets))
 }
 
+// Unwrap returns the cause, so that errors.Is and errors.As see the MCP
+// client's error (mcp.ErrTimeout, *mcp.ConnectError, …).
 func (e *ImportError) Unwrap() error { return e.Err }
 
 // TimedOut reports whether the import failed because a deadline passed:

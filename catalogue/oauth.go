@@ -53,10 +53,14 @@ type NeedsLoginError struct {
 	Err    error
 }
 
+// Error names the server and the command that logs in to it.
 func (e *NeedsLoginError) Error() string {
 	return fmt.Sprintf("server %q needs `andon auth login %s`", e.Server, e.Server)
 }
 
+// Unwrap returns [ErrNeedsLogin] and the OAuth client's error, so that
+// both errors.Is(err, ErrNeedsLogin) and errors.As to
+// *oauth.AuthorizationRequiredError work.
 func (e *NeedsLoginError) Unwrap() []error { return []error{ErrNeedsLogin, e.Err} }
 
 // needsLogin wraps err in a [*NeedsLoginError] if it says that the server

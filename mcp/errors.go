@@ -49,6 +49,7 @@ type RPCError struct {
 	Data    json.RawMessage // optional details, as the server sent them
 }
 
+// Error returns the server's code and message.
 func (e *RPCError) Error() string {
 	return fmt.Sprintf("mcp: server error %d: %s", e.Code, e.Message)
 }
@@ -66,6 +67,7 @@ type ProtocolError struct {
 	Reason string
 }
 
+// Error says which rule of the protocol the server broke.
 func (e *ProtocolError) Error() string { return "mcp: protocol violation: " + e.Reason }
 
 // interruptedError is what a call returns when its context is cancelled or a

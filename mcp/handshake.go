@@ -31,6 +31,8 @@ type ConnectError struct {
 	Err error
 }
 
+// Error names the leg that failed and why: "cancelled" or "timed out"
+// with the interruption's cause, or the leg's own error.
 func (e *ConnectError) Error() string {
 	var ie *interruptedError
 	if errors.As(e.Err, &ie) {
@@ -47,6 +49,8 @@ func (e *ConnectError) Error() string {
 	return "mcp: connecting: " + e.Leg + ": " + strings.TrimPrefix(e.Err.Error(), "mcp: ")
 }
 
+// Unwrap returns Err, so that errors.Is(err, ErrTimeout) and the like see
+// through the ConnectError.
 func (e *ConnectError) Unwrap() error { return e.Err }
 
 // errConnectTimeout is the cause of a Connect stopped by ConnectTimeout.

@@ -75,6 +75,7 @@ type HTTPError struct {
 	ContentType string
 }
 
+// Error names the request's JSON-RPC method and the HTTP status.
 func (e *HTTPError) Error() string {
 	if e.StatusCode/100 != 2 || e.ContentType == "application/json" || e.ContentType == "text/event-stream" {
 		return fmt.Sprintf("mcp: %s: HTTP %s", e.Method, e.Status)

@@ -100,6 +100,8 @@ type TaskError struct {
 	Err error
 }
 
+// Error names the task and its status, then the server's status message
+// and JSON-RPC error, where it gave them.
 func (e *TaskError) Error() string {
 	msg := fmt.Sprintf("mcp: task %s %s", e.ID, e.Status)
 	if e.Message != "" {

@@ -14,6 +14,8 @@ type AuthorizationRequiredError struct {
 	Scopes   []string
 }
 
+// Error names the resource and the authorization server, and says to log
+// in first.
 func (e *AuthorizationRequiredError) Error() string {
 	return fmt.Sprintf("oauth: %s needs a user's authorization at %s (no Authorize hook; log in first)", e.Resource, e.Issuer)
 }
@@ -28,6 +30,8 @@ type TokenError struct {
 	Description string
 }
 
+// Error names the endpoint and the HTTP status, then the server's error
+// code and description where it sent them.
 func (e *TokenError) Error() string {
 	s := fmt.Sprintf("oauth: %s endpoint answered HTTP %d", e.Endpoint, e.StatusCode)
 	if e.Code != "" {
@@ -46,6 +50,7 @@ type AuthorizationError struct {
 	Description string
 }
 
+// Error returns the authorization server's error code and description.
 func (e *AuthorizationError) Error() string {
 	if e.Description != "" {
 		return fmt.Sprintf("oauth: authorization failed: %s (%s)", e.Code, e.Description)

@@ -28,6 +28,8 @@ type APIError struct {
 // maxMessage caps the provider's message kept in an [APIError].
 const maxMessage = 500
 
+// Error says what the provider answered and, for a refused credential,
+// what to check; the message is already cut and redacted.
 func (e *APIError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "openai: the provider answered %d %s", e.StatusCode, http.StatusText(e.StatusCode))
