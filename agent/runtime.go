@@ -32,7 +32,7 @@ const (
 	DefaultMaxRunTime     = 30 * time.Minute
 	// DefaultMaxConcurrentRuns is measured, not guessed: a run mostly
 	// waits (for its model, for its tools), so a process can hold many. On
-	// 2 shared cores (docs/benchmarks.md, "Under load"), one-tool-call
+	// 2 shared cores (docs/benchmarks.md, "Runs per second"), one-tool-call
 	// runs/s rose from 4 to 16 concurrent runs on both backends, held to
 	// 64, then fell on SQLite (its one writer) and rose only slowly on
 	// PostgreSQL; 64 runs in flight cost about 2 MiB.
