@@ -44,6 +44,7 @@ type LimitError struct {
 	Depth bool   // a depth limit; otherwise a size in bytes
 }
 
+// Error names what went over which limit, and the limit's name.
 func (e *LimitError) Error() string {
 	if e.Depth {
 		return fmt.Sprintf("%s: nested deeper than %d levels (%s)", e.What, e.Max, e.Limit)

@@ -101,11 +101,14 @@ type OAuthRequiredError struct {
 	ResourceMetadata string
 }
 
+// Error says that the server wants OAuth and how to connect; never the
+// metadata's URL.
 func (e *OAuthRequiredError) Error() string {
 	return e.HTTP.Error() + ": the server requires OAuth authorization (its challenge names protected resource metadata); " +
 		"connect with an HTTP client that obtains a token, such as mcp/oauth's Transport"
 }
 
+// Unwrap returns the HTTP error of the 401.
 func (e *OAuthRequiredError) Unwrap() error { return e.HTTP }
 
 // statusError is the error of a response to method that carries no
