@@ -8,6 +8,10 @@ var (
 	// from a timeout or a shutdown.
 	ErrRunCancelled = errors.New("agent: run cancelled")
 
+	// ErrRunDeadline is the cause with which a run's context ends when
+	// its MaxRunTime passes: a failure of the run, not a cancellation.
+	ErrRunDeadline = errors.New("agent: run deadline passed")
+
 	// ErrForbidden reports an actor who may not do what they asked, such
 	// as cancelling another owner's run without being an admin.
 	ErrForbidden = errors.New("agent: forbidden")

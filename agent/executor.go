@@ -15,9 +15,6 @@ import (
 // maxStepText bounds the text a step stores and the model reads back.
 const maxStepText = 64 << 10
 
-// errRunDeadline is the cause of a run's context when MaxRunTime passes.
-var errRunDeadline = errors.New("agent: run deadline passed")
-
 // segment is one stretch of a run's execution under one lease: from a
 // claim or a resume to the run's end, a suspension, a cancel or a lost
 // lease.
@@ -80,7 +77,7 @@ func (rt *Runtime) execute(ctx context.Context, run *Run, owner string, how begu
 		ctx, stop = rt.watcher.Watch(WithRunID(ctx, run.ID), run.ID)
 		defer stop()
 	}
-	ctx, cancel := context.WithDeadlineCause(ctx, start.Add(rt.cfg.MaxRunTime), errRunDeadline)
+	ctx, cancel := context.WithDeadlineCause(ctx, start.Add(rt.cfg.MaxRunTime), ErrRunDeadline)
 	defer cancel()
 	ctx, loseLease := context.WithCancelCause(ctx)
 	defer loseLease(nil)
@@ -107,7 +104,7 @@ func (rt *Runtime) execute(ctx context.Context, run *Run, owner string, how begu
 	case err == nil && s.settled: // the last step's record settled it
 	case err == nil:
 		s.settle(StatusCompleted, ReasonCompleted, "")
-	case errors.Is(context.Cause(ctx), errRunDeadline):
+	case errors.Is(context.Cause(ctx), ErrRunDeadline):
 		s.settle(StatusFailed, ReasonDeadline, "the run took longer than its limit")
 	case errors.Is(err, errMaxRounds):
 		s.settle(StatusFailed, ReasonMaxRounds, "the run reached its round limit")
@@ -313,7 +310,7 @@ func (s *segment) toolCall(ctx context.Context, call model.ToolCall, pending *Pe
 		s.leased.Store(now.UnixNano())
 	}
 	start := s.rt.cfg.Now()
-	res, err := s.callTool(callCtx, tool, pending.CallRef, call.Arguments)
+	res, err := s.callTool(WithCall(callCtx, pending.CallRef), tool, pending.CallRef, call.Arguments)
 	endAsks() // no question outlives its call
 	stop()    // the call has returned, its signal sent: see signals.go
 	took := s.rt.cfg.Now().Sub(start)
@@ -432,7 +429,7 @@ func (s *segment) boundary(ctx context.Context, step *Step, clearFence, final bo
 	} else if err := s.keepLease(bctx, s.rt.cfg.Now()); err != nil {
 		return err
 	}
-	if ctx.Err() != nil && errors.Is(context.Cause(ctx), errRunDeadline) {
+	if ctx.Err() != nil && errors.Is(context.Cause(ctx), ErrRunDeadline) {
 		return ctx.Err()
 	}
 	return nil

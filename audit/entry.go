@@ -75,6 +75,18 @@ const (
 	ActionCallApprovalRefused Action = "call_approval_refused"
 )
 
+// The action of a tool call, whatever its server's transport: one row per
+// call of an MCP tool, once it has ended (egress's http_call rows, one per
+// HTTP request, sit beside it for a server reached over HTTP). RunID names
+// the run, Host the server's name in andon.yaml, Path the call as an
+// approval names it ("TOOL step=N call=M args=sha256:…", never the
+// arguments), Duration how long it took; OK is true for a result the tool
+// did not mark as an error. Reason is a fixed literal: the outcome, and
+// for a call that did not end with a result, why — "ok", "tool error",
+// "failed", "timed out: budget", "timed out: run deadline", "cancelled:
+// run cancelled", "cancelled: lease lost", "cancelled: caller".
+const ActionToolCall Action = "tool_call"
+
 // The action of the runtime when it stops a tool call's MCP task: one row
 // per tasks/cancel. RunID names the run, Purpose who sent it ("by the
 // worker holding the call", "by NAME", "by the reaper"), Host the server's

@@ -72,6 +72,14 @@ type Options struct {
 	// not called. It runs on the caller's goroutine before Call returns:
 	// keep it short. Nil costs nothing.
 	OnCall func(CallReport)
+	// Audit, if set, records one audit row per call of a tool once it
+	// has ended, on every transport (audit.ActionToolCall: the run, the
+	// server, the call as an approval names it, its outcome and, for a
+	// call that did not end with a result, why); not of a tool an operator
+	// has disabled or whose server is unavailable, which sends nothing. A
+	// row that cannot be written is logged. Nil: calls are not audited
+	// here (egress still audits each HTTP request).
+	Audit agent.Auditor
 
 	// ImportBackoff is how long a server whose import failed is left
 	// alone before the next listing tries it again; it doubles with each

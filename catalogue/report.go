@@ -3,9 +3,11 @@ package catalogue
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/audit"
 )
 
 // CallReport is what [Options].OnCall is told of one call of a tool.
@@ -25,17 +27,68 @@ type CallReport struct {
 	Took time.Duration
 }
 
-// reported is Call, told to OnCall.
+// reported is Call, told to OnCall and recorded in the audit log.
 func (t *Tool) reported(ctx context.Context, args json.RawMessage) (*agent.ToolResult, error) {
 	start := time.Now()
 	res, err := t.call(ctx, args)
 	r := CallReport{Server: t.srv.cfg.Name, Tool: t.name, Outcome: agent.OutcomeFailed, Took: time.Since(start)}
 	if err == nil {
 		r.Outcome = res.Outcome
-		// call returns a failed result without an error for a timeout
-		// alone (see failure); every other failure is an error.
-		r.TimedOut = res.Outcome == agent.OutcomeFailed
+		r.TimedOut = t.timedOut(res) || res.Outcome == agent.OutcomeFailed && ctx.Err() != nil
 	}
-	t.srv.cat.opts.OnCall(r)
+	if t.srv.cat.opts.OnCall != nil {
+		t.srv.cat.opts.OnCall(r)
+	}
+	if t.srv.cat.opts.Audit != nil {
+		t.audit(ctx, args, start, r)
+	}
 	return res, err
+}
+
+// auditBudget bounds the writing of a call's audit row, which outlives a
+// cancelled call's context.
+const auditBudget = 10 * time.Second
+
+// audit records the call's audit row (audit.ActionToolCall).
+func (t *Tool) audit(ctx context.Context, args json.RawMessage, start time.Time, r CallReport) {
+	ref, ok := agent.CallFrom(ctx)
+	if !ok { // a call made outside a run's executor: named by tool and arguments
+		ref = agent.CallRef{Tool: t.name, ArgsDigest: agent.ArgsDigest(args)}
+	}
+	path := agent.DescribeCall(ref)
+	if !ok {
+		path = t.name + " args=" + ref.ArgsDigest
+	}
+	e := audit.Entry{Time: start, Action: audit.ActionToolCall, Purpose: "mcp tools/call", RunID: agent.RunIDFrom(ctx),
+		Host: t.srv.cfg.Name, Path: path, OK: r.Outcome == agent.OutcomeOK, Reason: callReason(ctx, r), Duration: r.Took}
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditBudget)
+	defer cancel()
+	if _, err := t.srv.cat.opts.Audit.Record(actx, e); err != nil {
+		t.srv.logger.Warn("catalogue: auditing a tool call failed", "tool", t.name, "run", e.RunID, "error", err)
+	}
+}
+
+// callReason is a tool call's audit reason: a fixed literal (see
+// audit.ActionToolCall), never text the server or the model chose.
+func callReason(ctx context.Context, r CallReport) string {
+	cause := context.Cause(ctx)
+	switch {
+	case r.Outcome == agent.OutcomeOK:
+		return "ok"
+	case r.Outcome == agent.OutcomeError:
+		return "tool error"
+	case r.Outcome == agent.OutcomeCancelled && errors.Is(cause, agent.ErrRunCancelled):
+		return "cancelled: run cancelled"
+	case r.Outcome == agent.OutcomeCancelled && errors.Is(cause, agent.ErrLeaseLost):
+		return "cancelled: lease lost"
+	case r.Outcome == agent.OutcomeCancelled:
+		return "cancelled: caller"
+	case r.TimedOut && errors.Is(cause, agent.ErrRunDeadline):
+		return "timed out: run deadline"
+	case r.TimedOut && ctx.Err() != nil:
+		return "timed out: caller's deadline"
+	case r.TimedOut:
+		return "timed out: budget"
+	}
+	return "failed"
 }

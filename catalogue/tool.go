@@ -223,7 +223,7 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (*agent.ToolResul
 	if t.unavailable != nil { // nothing is called: not reported either
 		return &agent.ToolResult{Outcome: agent.OutcomeFailed, Text: t.unavailableText()}, nil
 	}
-	if t.srv.cat.opts.OnCall != nil {
+	if t.srv.cat.opts.OnCall != nil || t.srv.cat.opts.Audit != nil {
 		return t.reported(ctx, args)
 	}
 	return t.call(ctx, args)
@@ -330,10 +330,11 @@ func (t *Tool) budgetPassed(ctx, bctx context.Context, err error) error {
 }
 
 // timedOutText says that the call timed out, in which leg, and which bound
-// of the budget passed, if it was the budget.
+// of the budget passed, if it was the budget. It is the only failed result
+// whose text [timedOut] knows.
 func (t *Tool) timedOutText(err error) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "The call to tool %q on server %q timed out", t.remote.Name, t.srv.cfg.Name)
+	fmt.Fprintf(&b, "The call to tool %q on server %q%s", t.remote.Name, t.srv.cfg.Name, timedOutWords)
 	if leg := legOf(err); leg != "" {
 		b.WriteString(" during " + leg)
 	}
@@ -342,6 +343,16 @@ func (t *Tool) timedOutText(err error) string {
 	}
 	b.WriteString(".")
 	return b.String()
+}
+
+// timedOutWords follow the tool and server in timedOutText.
+const timedOutWords = " timed out"
+
+// timedOut reports whether res is the result of a call that timed out
+// (timedOutText's), rather than one that failed otherwise.
+func (t *Tool) timedOut(res *agent.ToolResult) bool {
+	return res.Outcome == agent.OutcomeFailed &&
+		strings.HasPrefix(res.Text, fmt.Sprintf("The call to tool %q on server %q%s", t.remote.Name, t.srv.cfg.Name, timedOutWords))
 }
 
 // unavailableText says why an unavailable tool was not called.

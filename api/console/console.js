@@ -574,6 +574,7 @@
     call_approved: 'tool call approved',
     call_denied: 'tool call denied',
     call_approval_refused: 'approval refused',
+    tool_call: 'tool call',
     task_cancel: 'MCP task cancelled (tasks/cancel)',
     input_answered: 'question answered',
     input_declined: 'question declined',
@@ -588,9 +589,11 @@
       el('td', { text: [a.method, (a.host || '') + (a.path || '')].filter(Boolean).join(' ') }),
       el('td', { text: a.status ? String(a.status) : '—' }),
       el('td', { text: fmtMS(a.duration_ms) }),
-      el('td', {}, a.sent
-        ? el('span', { class: 'sent-yes', text: 'Sent: the request (and its credential, if any) left' })
-        : el('span', { class: 'sent-no', text: 'Not sent: nothing left' }))));
+      el('td', {}, a.action === 'tool_call'
+        ? el('span', { text: 'Ended: ' + (a.reason || '') })
+        : a.sent
+          ? el('span', { class: 'sent-yes', text: 'Sent: the request (and its credential, if any) left' })
+          : el('span', { class: 'sent-no', text: 'Not sent: nothing left' }))));
     $('audit-table').tBodies[0].replaceChildren(...rows);
     $('audit-table').hidden = rows.length === 0;
     $('audit-empty').hidden = rows.length > 0;

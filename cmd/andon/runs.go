@@ -372,7 +372,7 @@ func runShow(ctx context.Context, e *env, args []string) int {
 	printRunTasks(e, d.Tasks)
 	fmt.Fprintln(e.stdout, "  audit:")
 	if len(d.Audit) == 0 {
-		fmt.Fprintln(e.stdout, "    (no outbound HTTP)")
+		fmt.Fprintln(e.stdout, "    (no rows: no tool call, no outbound HTTP)")
 	}
 	if d.AuditNextBefore != 0 {
 		fmt.Fprintf(e.stdout, "    (older rows not shown: andon audit list --run %s, or GET /v1/audit?run=%s&before=%d)\n",
@@ -381,6 +381,10 @@ func runShow(ctx context.Context, e *env, args []string) int {
 	for _, a := range d.Audit {
 		if strings.HasPrefix(a.Action, "call_") { // a decision on a tool call
 			fmt.Fprintf(e.stdout, "    %d %s %s: %s (%s)\n", a.Seq, a.Action, a.Purpose, a.Path, a.Reason)
+			continue
+		}
+		if a.Action == string(audit.ActionToolCall) { // one row per tool call, on every transport
+			fmt.Fprintf(e.stdout, "    %d %s server %s: %s (%s, %.0f ms)\n", a.Seq, a.Action, printable(a.Host), printable(a.Path), a.Reason, a.DurationMS)
 			continue
 		}
 		if a.Action == string(audit.ActionTaskCancel) { // tasks/cancel for a call's MCP task

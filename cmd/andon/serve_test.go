@@ -18,6 +18,7 @@ import (
 
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/api"
+	"github.com/andonhq/andon/audit"
 	"github.com/andonhq/andon/catalogue"
 	"github.com/andonhq/andon/mcp/mcptest"
 	"github.com/andonhq/andon/model/script"
@@ -330,14 +331,17 @@ func TestServeCancelEndToEnd(t *testing.T) {
 	if last.Kind != "tool" || last.Tool != "mcp_e2e_slow" || last.Outcome != "cancelled" {
 		t.Errorf("last step %+v, want the slow tool, cancelled", last)
 	}
-	if len(d.Audit) != 0 {
-		t.Errorf("audit rows for a stdio run: %+v", d.Audit)
+	// No HTTP left, but the call is audited all the same: one tool_call
+	// row, which says how it ended.
+	if len(d.Audit) != 1 || d.Audit[0].Action != string(audit.ActionToolCall) || d.Audit[0].Host != "e2e" ||
+		d.Audit[0].Reason != "cancelled: run cancelled" || !strings.HasPrefix(d.Audit[0].Path, "mcp_e2e_slow step=1 call=1 args=sha256:") {
+		t.Errorf("audit rows of a stdio run: %+v, want its one tool_call, cancelled", d.Audit)
 	}
 
 	// The text of show and runs says so too.
 	r = p.andon("show", id)
 	r.check(t, exitOK)
-	for _, want := range []string{"status: cancelled", "write fence: non_idempotent_write", "tool mcp_e2e_slow → cancelled", "(no outbound HTTP)"} {
+	for _, want := range []string{"status: cancelled", "write fence: non_idempotent_write", "tool mcp_e2e_slow → cancelled", "tool_call server e2e: mcp_e2e_slow step=1", "(cancelled: run cancelled"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("andon show does not say %q:\n%s", want, r.stdout)
 		}
