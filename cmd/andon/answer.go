@@ -74,7 +74,7 @@ func runAnswer(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return apiError(e, err)
 	}
-	fmt.Fprintf(e.stdout, "%s: %s (answered %s's question %s)\n", run.ID, run.Status, q.Server, q.ID)
+	fmt.Fprintf(e.stdout, "%s: %s (answered %s's question %s)\n", run.ID, run.Status, printable(q.Server), printable(q.ID))
 	return exitOK
 }
 
@@ -101,7 +101,7 @@ func runDecline(ctx context.Context, e *env, args []string) int {
 	if af.json {
 		return printJSON(e, run)
 	}
-	fmt.Fprintf(e.stdout, "%s: %s (declined %s's question %s)\n", run.ID, run.Status, q.Server, q.ID)
+	fmt.Fprintf(e.stdout, "%s: %s (declined %s's question %s)\n", run.ID, run.Status, printable(q.Server), printable(q.ID))
 	return exitOK
 }
 
@@ -147,7 +147,7 @@ func fieldsAnswer(schema json.RawMessage, fields []string) (json.RawMessage, err
 // answers. The server's text is printed as text, made printable.
 func printQuestion(e *env, id string, q *api.Question) {
 	fmt.Fprintf(e.stdout, "  waiting for input: server %s asks (during %s, until %s):\n      %s\n",
-		q.Server, q.Tool, q.ExpiresAt.Format("15:04:05 MST"), printable(q.Message))
+		printable(q.Server), printable(q.Tool), q.ExpiresAt.Format("15:04:05 MST"), printable(q.Message))
 	if q.Mode == "url" {
 		fmt.Fprintf(e.stdout, "    visit (andon does not open it): %s\n", printable(q.URL))
 		fmt.Fprintf(e.stdout, "    then: andon answer %s, or andon decline %s\n", id, id)

@@ -166,9 +166,9 @@ func writeResultText(w io.Writer, content []mcp.Content, structured json.RawMess
 		case "text":
 			b.WriteString(c.Text)
 		case "image", "audio":
-			fmt.Fprintf(&b, "[%s %s, %d bytes base64; see --json]", c.Type, c.MIMEType, len(c.Data))
+			fmt.Fprintf(&b, "[%s %s, %d bytes base64; see --json]", c.Type, printable(c.MIMEType), len(c.Data))
 		case "resource_link":
-			fmt.Fprintf(&b, "[resource_link %s]", c.URI)
+			fmt.Fprintf(&b, "[resource_link %s]", printable(c.URI))
 		default:
 			fmt.Fprintf(&b, "[%s content; see --json]", printable(c.Type))
 		}

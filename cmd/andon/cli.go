@@ -31,27 +31,45 @@ const (
 // instead of reaching for os.Stdout and friends, so tests can run them
 // in-process.
 type env struct {
-	stdin  io.Reader
+	stdin io.Reader
+	// stdout and stderr escape what a command prints for a terminal
+	// (terminalWriter): every command prints through them.
 	stdout io.Writer
 	stderr io.Writer
+	// rawStdout is the standard output as run was given it, for a stream
+	// that is a protocol and never a person's screen: mcptest serve's
+	// JSON-RPC.
+	rawStdout io.Writer
+	// tty is the standard error when it is a terminal, else nil: where the
+	// progress bar draws, with control sequences of its own.
+	tty *os.File
 }
 
-// errorf prints one line to stderr, prefixed "andon: ".
+// newEnv returns the env of a command run with these streams, and a
+// function that flushes its stdout and stderr, to call when it is done.
+func newEnv(stdin io.Reader, stdout, stderr io.Writer) (*env, func()) {
+	out, errOut := newTerminalWriter(stdout), newTerminalWriter(stderr)
+	e := &env{stdin: stdin, stdout: out, stderr: errOut, rawStdout: stdout}
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		e.tty = f
+	}
+	return e, func() {
+		out.Flush()
+		errOut.Flush()
+	}
+}
+
+// errorf prints one line to stderr, prefixed "andon: ". It is where every
+// error is printed, and an error's text may carry a server's message: it is
+// made one printable line, whatever the server put in it.
 func (e *env) errorf(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	// One line per error, whatever a server put in its message.
-	msg = strings.ReplaceAll(msg, "\n", " ")
-	fmt.Fprintln(e.stderr, "andon: "+msg)
+	fmt.Fprintln(e.stderr, "andon: "+printable(fmt.Sprintf(format, args...)))
 }
 
 // terminal reports whether stderr is a terminal, and its file if so. A
 // progress bar is drawn only then: in a pipe or a log file it is noise.
 func (e *env) terminal() (*os.File, bool) {
-	f, ok := e.stderr.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return nil, false
-	}
-	return f, true
+	return e.tty, e.tty != nil
 }
 
 // flagSet is a subcommand's flags and how to report their misuse.

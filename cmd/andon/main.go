@@ -85,15 +85,16 @@ func commands() []command {
 // run runs andon with args (without the program name) and returns the exit
 // status. ctx is cancelled when andon is told to stop (SIGINT, SIGTERM).
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	e, flush := newEnv(stdin, stdout, stderr)
+	defer flush()
 	if len(args) == 0 {
 		e.errorf("missing command")
-		usage(stderr)
+		usage(e.stderr)
 		return exitUsage
 	}
 	name := args[0]
 	if isHelp(name) || name == "help" {
-		usage(stdout)
+		usage(e.stdout)
 		return exitOK
 	}
 	for _, c := range commands() {
@@ -102,7 +103,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	e.errorf("unknown command %q", name)
-	fmt.Fprintln(stderr, "Run 'andon help' for the list of commands.")
+	fmt.Fprintln(e.stderr, "Run 'andon help' for the list of commands.")
 	return exitUsage
 }
 

@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envRawToolServer) != "" {
 		os.Exit(rawToolServer(os.Stdin, os.Stdout))
 	}
+	if os.Getenv(envHostileServer) != "" {
+		os.Exit(hostileServer(os.Stdin, os.Stdout))
+	}
 	if spec := os.Getenv(envDelayRelay); spec != "" {
 		os.Exit(runDelayRelay(spec))
 	}

@@ -80,7 +80,9 @@ func runMCPTest(ctx context.Context, e *env, args []string) int {
 	// mcptest.Main parses the flags and returns 0 when stdin ends (over
 	// HTTP: when ctx ends), 2 for bad flags, 3 when its crash tool ends the
 	// connection.
-	code := mcptest.Main(ctx, args[1:], e.stdin, e.stdout, e.stderr)
+	// Its stdout is JSON-RPC (or, over HTTP, the endpoint's URL): a
+	// protocol, passed on as it is.
+	code := mcptest.Main(ctx, args[1:], e.stdin, e.rawStdout, e.stderr)
 	if code == exitUsage {
 		fmt.Fprintln(e.stderr, "Run 'andon mcptest serve -h' for help.")
 	}

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/term"
@@ -55,18 +54,23 @@ func (b *progressBar) clear() {
 }
 
 // Write prints p above the bar: it erases the bar, writes p (whole lines,
-// as a log handler does) and draws the bar again below.
+// as a log handler does) escaped as a terminalWriter escapes it, and draws
+// the bar again below. The bar's own "\r" and erase-line are andon's, not
+// escaped; its line is (renderProgress).
 func (b *progressBar) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.line != "" {
 		io.WriteString(b.w, "\r\x1b[K")
 	}
-	n, err := b.w.Write(p)
+	_, err := b.w.Write(appendEscaped(nil, p, true))
 	if b.line != "" {
 		io.WriteString(b.w, "\r"+b.line)
 	}
-	return n, err
+	if err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // barCells is the width of the bar itself, in characters.
@@ -95,19 +99,4 @@ func renderProgress(p mcp.Progress, width int) string {
 		s = string([]rune(s)[:limit])
 	}
 	return s
-}
-
-// printable makes a message from the server safe to put on a terminal: a
-// server must not be able to move the cursor, change colours or the window
-// title, so every control character becomes a space or '?'.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\t' || r == '\n' || r == '\r':
-			return ' '
-		case r == utf8.RuneError || !unicode.IsPrint(r):
-			return '?'
-		}
-		return r
-	}, strings.TrimSpace(s))
 }

@@ -26,7 +26,7 @@ func TestRenderProgress(t *testing.T) {
 		// Never wider than the terminal, or "\r" could not redraw it.
 		{mcp.Progress{Progress: 1, Message: strings.Repeat("é", 100)}, 20, "progress 1 éééééééé"},
 		// A server cannot drive the terminal.
-		{mcp.Progress{Progress: 1, Message: "a\x1b]0;pwned\x07b\nc\x9bd"}, 80, "progress 1 a?]0;pwned?b c?d"},
+		{mcp.Progress{Progress: 1, Message: "a\x1b]0;pwned\x07b\nc\x9bd"}, 80, `progress 1 a\x1b]0;pwned\x07b c\x9bd`},
 	}
 	for _, tt := range tests {
 		got := renderProgress(tt.p, tt.width)

@@ -71,3 +71,49 @@ func TestCallProgressBarOnTerminal(t *testing.T) {
 		t.Errorf("the bar was not erased at the end: %q", screen)
 	}
 }
+
+// TestProgressBarEscapesTheServer: on a terminal, a server's progress
+// message is drawn in the bar escaped, while the bar's own "\r" and
+// erase-line reach the terminal as the control sequences they are.
+func TestProgressBarEscapesTheServer(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ptmx, tty := openPTY(t)
+	defer ptmx.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*patience)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, andonBin, "call", "--protocol", "2025-11-25", "--stdio", shellQuote(exe), "say")
+	cmd.Env = append(os.Environ(), envHostileServer+"=1")
+	var stdout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, tty
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	var term bytes.Buffer
+	copied := make(chan struct{})
+	go func() {
+		io.Copy(&term, ptmx)
+		close(copied)
+	}()
+	code := exitCode(t, cmd.Wait())
+	<-copied
+	if code != exitOK {
+		t.Fatalf("exit %d, stdout %q, terminal %q", code, stdout.String(), term.String())
+	}
+	checkNeutralised(t, "stdout", stdout.String())
+	screen := term.String()
+	if !strings.Contains(screen, `]  50% \x1b]0;TITLE\x07\x1b[2J\r\x1b[K`) || !strings.HasSuffix(screen, "\r\x1b[K") {
+		t.Errorf("the terminal did not get the bar, with the server's message escaped, then erased: %q", screen)
+	}
+	// The terminal's own line discipline adds "\r" before "\n": look for
+	// the server's sequences, not for every control character.
+	for _, bad := range []string{"\x1b]", "\x07", "\x1b[2J", "\u009b", "\u202e", "\x7f"} {
+		if strings.Contains(screen, bad) {
+			t.Errorf("the terminal got the server's %q raw: %q", bad, screen)
+		}
+	}
+}

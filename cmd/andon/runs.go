@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/api"
@@ -217,7 +218,7 @@ func warnFailedCalls(e *env, d *api.RunDetail) {
 		}
 		calls++
 		if st.Outcome == string(agent.OutcomeFailed) {
-			failed = append(failed, fmt.Sprintf("step %d %s", st.Seq, st.Tool))
+			failed = append(failed, fmt.Sprintf("step %d %s", st.Seq, printable(st.Tool)))
 		}
 	}
 	if len(failed) > 0 {
@@ -230,9 +231,11 @@ func suffix(reason string) string {
 	if reason == "" {
 		return ""
 	}
-	return " (" + reason + ")"
+	return " (" + printable(reason) + ")"
 }
 
+// printStep prints one step as one line: the model's and the servers'
+// words (text, tool names, arguments) made printable, never interpreted.
 func printStep(e *env, s api.Step) {
 	switch s.Kind {
 	case string(agent.StepModel):
@@ -242,23 +245,23 @@ func printStep(e *env, s api.Step) {
 		}
 		fmt.Fprintf(e.stdout, "  %d model: %s\n", s.Seq, oneLine(text))
 	case string(agent.StepTool):
-		fmt.Fprintf(e.stdout, "  %d tool %s → %s (%.0f ms): %s\n", s.Seq, s.Tool, s.Outcome, s.DurationMS, oneLine(s.Text))
+		fmt.Fprintf(e.stdout, "  %d tool %s → %s (%.0f ms): %s\n", s.Seq, printable(s.Tool), s.Outcome, s.DurationMS, oneLine(s.Text))
 	case string(agent.StepApproval):
-		fmt.Fprintf(e.stdout, "  %d approval %s %s → %s, %s\n", s.Seq, s.Tool, oneLine(compactJSON(s.Args)), s.Outcome, oneLine(s.Text))
+		fmt.Fprintf(e.stdout, "  %d approval %s %s → %s, %s\n", s.Seq, printable(s.Tool), oneLine(compactJSON(s.Args)), s.Outcome, oneLine(s.Text))
 	case string(agent.StepLog):
-		// The server's text: made printable, never interpreted.
 		var a struct{ Server, Level, Logger string }
 		json.Unmarshal(s.Args, &a)
-		fmt.Fprintf(e.stdout, "  %d log %s [%s] %s: %s\n", s.Seq, printable(a.Server), printable(a.Level), printable(a.Logger), printable(oneLine(s.Text)))
+		fmt.Fprintf(e.stdout, "  %d log %s [%s] %s: %s\n", s.Seq, printable(a.Server), printable(a.Level), printable(a.Logger), oneLine(s.Text))
 	default:
-		fmt.Fprintf(e.stdout, "  %d %s %s → %s %s\n", s.Seq, s.Kind, s.Tool, s.Outcome, oneLine(s.Text))
+		fmt.Fprintf(e.stdout, "  %d %s %s → %s %s\n", s.Seq, printable(s.Kind), printable(s.Tool), s.Outcome, oneLine(s.Text))
 	}
 }
 
+// oneLine is s as printable makes it, cut to 120 characters.
 func oneLine(s string) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	if len(s) > 120 {
-		s = s[:117] + "..."
+	s = printable(s)
+	if utf8.RuneCountInString(s) > 120 {
+		s = string([]rune(s)[:117]) + "..."
 	}
 	return s
 }
@@ -298,7 +301,7 @@ func runRuns(ctx context.Context, e *env, args []string) int {
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tSTATUS\tREASON\tFENCE\tOWNER\tCREATED")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Status, r.Reason, r.PendingEffect, r.Owner, r.CreatedAt.Local().Format(time.DateTime))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Status, printable(r.Reason), r.PendingEffect, printable(r.Owner), r.CreatedAt.Local().Format(time.DateTime))
 	}
 	tw.Flush()
 	return exitOK
@@ -336,9 +339,9 @@ func runShow(ctx context.Context, e *env, args []string) int {
 		return printJSON(e, d)
 	}
 	r := d.Run
-	fmt.Fprintf(e.stdout, "run %s (owner %s)\n  status: %s%s\n", r.ID, r.Owner, r.Status, suffix(r.Reason))
+	fmt.Fprintf(e.stdout, "run %s (owner %s)\n  status: %s%s\n", r.ID, printable(r.Owner), r.Status, suffix(r.Reason))
 	if r.Error != "" {
-		fmt.Fprintf(e.stdout, "  error: %s\n", r.Error)
+		fmt.Fprintf(e.stdout, "  error: %s\n", printable(r.Error))
 	}
 	fence := r.PendingEffect
 	if fence == "" {
@@ -366,7 +369,7 @@ func runShow(ctx context.Context, e *env, args []string) int {
 		case a.Override:
 			what = "approved (admin override of four eyes)"
 		}
-		fmt.Fprintf(e.stdout, "    step %d call %d %s %s by %s at %s, args %s\n", a.Step, a.Call, a.Tool, what, a.By,
+		fmt.Fprintf(e.stdout, "    step %d call %d %s %s by %s at %s, args %s\n", a.Step, a.Call, printable(a.Tool), what, printable(a.By),
 			a.At.Local().Format(time.DateTime), a.ArgsDigest)
 	}
 	printRunTasks(e, d.Tasks)
@@ -380,22 +383,22 @@ func runShow(ctx context.Context, e *env, args []string) int {
 	}
 	for _, a := range d.Audit {
 		if strings.HasPrefix(a.Action, "call_") { // a decision on a tool call
-			fmt.Fprintf(e.stdout, "    %d %s %s: %s (%s)\n", a.Seq, a.Action, a.Purpose, a.Path, a.Reason)
+			fmt.Fprintf(e.stdout, "    %d %s %s: %s (%s)\n", a.Seq, a.Action, printable(a.Purpose), printable(a.Path), printable(a.Reason))
 			continue
 		}
 		if a.Action == string(audit.ActionToolCall) { // one row per tool call, on every transport
-			fmt.Fprintf(e.stdout, "    %d %s server %s: %s (%s, %.0f ms)\n", a.Seq, a.Action, printable(a.Host), printable(a.Path), a.Reason, a.DurationMS)
+			fmt.Fprintf(e.stdout, "    %d %s server %s: %s (%s, %.0f ms)\n", a.Seq, a.Action, printable(a.Host), printable(a.Path), printable(a.Reason), a.DurationMS)
 			continue
 		}
 		if a.Action == string(audit.ActionTaskCancel) { // tasks/cancel for a call's MCP task
-			fmt.Fprintf(e.stdout, "    %d %s %s: server %s, %s (%s)\n", a.Seq, a.Action, a.Purpose, a.Host, printable(a.Path), a.Reason)
+			fmt.Fprintf(e.stdout, "    %d %s %s: server %s, %s (%s)\n", a.Seq, a.Action, printable(a.Purpose), printable(a.Host), printable(a.Path), printable(a.Reason))
 			continue
 		}
 		sent := "nothing left"
 		if a.Sent {
 			sent = "request (and any credential) left"
 		}
-		fmt.Fprintf(e.stdout, "    %d %s %s %s%s %d — %s\n", a.Seq, a.Action, a.Method, a.Host, printable(a.Path), a.Status, sent)
+		fmt.Fprintf(e.stdout, "    %d %s %s %s%s %d — %s\n", a.Seq, a.Action, printable(a.Method), printable(a.Host), printable(a.Path), a.Status, sent)
 	}
 	return exitOK
 }
@@ -415,7 +418,7 @@ func compactJSON(raw json.RawMessage) string {
 func printPending(e *env, id string, p *api.PendingCall) {
 	var args bytes.Buffer
 	indentTo(&args, []byte(compactJSON(p.Args)), "      ", 2)
-	fmt.Fprintf(e.stdout, "  waiting for approval of a call to %s with arguments:\n      %s\n", p.Tool, args.Bytes())
+	fmt.Fprintf(e.stdout, "  waiting for approval of a call to %s with arguments:\n      %s\n", printable(p.Tool), args.Bytes())
 	fmt.Fprintf(e.stdout, "    (step %d, call %d, model's id %q, args %s)\n", p.Step, p.Call, p.CallID, p.ArgsDigest)
 	if p.FourEyes {
 		fmt.Fprintln(e.stdout, "    four eyes: someone other than the run's owner must approve it (an admin may override)")
@@ -481,7 +484,7 @@ func decideCommand(ctx context.Context, e *env, args []string, verb, about strin
 			if verb == "deny" {
 				done = "denied"
 			}
-			took = fmt.Sprintf(" (%s %s %s, step %d, call %d)", done, p.Tool, oneLine(compactJSON(p.Args)), p.Step, p.Call)
+			took = fmt.Sprintf(" (%s %s %s, step %d, call %d)", done, printable(p.Tool), oneLine(compactJSON(p.Args)), p.Step, p.Call)
 		}
 	}
 	if af.json {

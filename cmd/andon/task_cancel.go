@@ -11,11 +11,11 @@ import (
 // the server's answer.
 func printTaskCancels(e *env, tasks []api.TaskCancel) {
 	for _, t := range tasks {
-		what := "tasks/cancel " + t.Outcome
+		what := "tasks/cancel " + printable(t.Outcome)
 		if t.ByHolder && t.Outcome == "" {
 			what = "tasks/cancel sent by the worker holding the call"
 		}
-		fmt.Fprintf(e.stderr, "andon: task %s of %s on server %s (step %d, call %d): %s\n", t.TaskID, t.Tool, t.Server, t.Step, t.Call, what)
+		fmt.Fprintf(e.stderr, "andon: task %s of %s on server %s (step %d, call %d): %s\n", printable(t.TaskID), printable(t.Tool), printable(t.Server), t.Step, t.Call, what)
 	}
 }
 
@@ -28,12 +28,12 @@ func printRunTasks(e *env, tasks []api.Task) {
 	}
 	fmt.Fprintln(e.stdout, "  tasks:")
 	for _, t := range tasks {
-		line := fmt.Sprintf("    step %d call %d %s: task %s on server %s (%s), %s", t.Step, t.Call, t.Tool, t.TaskID, t.Server, t.Revision, t.State)
+		line := fmt.Sprintf("    step %d call %d %s: task %s on server %s (%s), %s", t.Step, t.Call, printable(t.Tool), printable(t.TaskID), printable(t.Server), printable(t.Revision), printable(t.State))
 		if t.StatusMessage != "" {
 			line += ": " + oneLine(t.StatusMessage)
 		}
 		if t.CancelOutcome != "" {
-			line += "; tasks/cancel " + t.CancelOutcome
+			line += "; tasks/cancel " + printable(t.CancelOutcome)
 		}
 		fmt.Fprintln(e.stdout, line)
 	}

@@ -87,7 +87,7 @@ func runTasks(ctx context.Context, e *env, args []string) int {
 		t, err := c.CancelTask(ctx, pos[0], nil)
 		switch {
 		case errors.Is(err, mcp.ErrTaskTerminal):
-			fmt.Fprintf(e.stderr, "andon: task %s had already ended (%s): nothing to cancel\n", printable(pos[0]), t.Status)
+			fmt.Fprintf(e.stderr, "andon: task %s had already ended (%s): nothing to cancel\n", printable(pos[0]), printable(string(t.Status)))
 			return exitOK
 		case err != nil:
 			return sess.fail(ctx, e, "tasks cancel", err)
@@ -95,7 +95,7 @@ func runTasks(ctx context.Context, e *env, args []string) int {
 		if t.Status == "" {
 			fmt.Fprintf(e.stdout, "%s\tcancel acknowledged\n", printable(t.ID))
 		} else {
-			fmt.Fprintf(e.stdout, "%s\t%s\n", printable(t.ID), t.Status)
+			fmt.Fprintf(e.stdout, "%s\t%s\n", printable(t.ID), printable(string(t.Status)))
 		}
 		return exitOK
 	}
@@ -130,7 +130,7 @@ func runTasks(ctx context.Context, e *env, args []string) int {
 func showTaskStatus(opts *mcp.CallOptions, w io.Writer) *string {
 	id := new(string)
 	show := func(t mcp.Task) {
-		line := fmt.Sprintf("andon: task %s %s", printable(t.ID), t.Status)
+		line := fmt.Sprintf("andon: task %s %s", printable(t.ID), printable(string(t.Status)))
 		if t.StatusMessage != "" {
 			line += ": " + printable(t.StatusMessage)
 		}
@@ -160,7 +160,7 @@ func printTasks(e *env, tasks []mcp.Task, asJSON bool) int {
 		return exitOK
 	}
 	for _, t := range tasks {
-		fmt.Fprintf(e.stdout, "%s\t%s\t%s\n", printable(t.ID), t.Status, printable(t.StatusMessage))
+		fmt.Fprintf(e.stdout, "%s\t%s\t%s\n", printable(t.ID), printable(string(t.Status)), printable(t.StatusMessage))
 	}
 	return exitOK
 }
