@@ -63,7 +63,9 @@ type Server struct {
 
 	// URL is the MCP endpoint of an HTTP server.
 	URL string `yaml:"url,omitempty"`
-	// Headers are sent with every request to an HTTP server.
+	// Headers are sent with every request to an HTTP server, as written
+	// here: a credential belongs in the vault instead (Credential), and
+	// [Config.LogWarnings] warns of one that looks like it.
 	Headers map[string]string `yaml:"headers,omitempty"`
 
 	// Protocol pins the protocol revision, such as "2025-11-25". Empty

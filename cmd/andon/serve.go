@@ -74,6 +74,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		e.errorf("%v", err)
 		return exitFailure
 	}
+	cfg.LogWarnings(logger, *configPath)
 	n, st, err := assemble(ctx, e, sf, cfg, oaf, rf, logger, allowed)
 	if err != nil {
 		e.errorf("%v", err)

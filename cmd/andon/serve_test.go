@@ -643,3 +643,40 @@ func TestServeStopMidWrite(t *testing.T) {
 	}
 	p.stop()
 }
+
+// TestServeAndWorkerWarnOfPlaintextCredentials: a config whose server has
+// a credential in a static header, in a file others can read, makes serve
+// and worker warn at start-up, naming the server and the header, never the
+// value, with the vault's commands and chmod 600.
+func TestServeAndWorkerWarnOfPlaintextCredentials(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const value = "sk-live-5e1f0c"
+	config := "servers:\n  - name: tickets\n    url: http://127.0.0.1:9/mcp\n    headers: {Authorization: \"Bearer " + value + "\"}\n"
+	path := filepath.Join(dir, "andon.yaml")
+	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil { // whatever the umask
+		t.Fatal(err)
+	}
+	p := startServe(t, dir, "")
+	serve := p.stderr.String()
+	p.stop()
+	// A worker warns before it opens its database: one it cannot reach
+	// ends it right after.
+	r := runAndonIn(t, dir, "worker", "--config", "andon.yaml", "--db", "postgres://127.0.0.1:1/andon")
+	r.check(t, exitFailure)
+	for _, out := range []struct{ who, log string }{{"serve", serve}, {"worker", r.stderr}} {
+		for _, want := range []string{"level=WARN", "server=tickets", "header=Authorization", "plain text",
+			"andon secret set tickets-authorization --placement bearer --host 127.0.0.1", "credential: tickets-authorization",
+			`readable_by="group and others"`, "chmod 600 "} {
+			if !strings.Contains(out.log, want) {
+				t.Errorf("%s did not warn with %q:\n%s", out.who, want, out.log)
+			}
+		}
+		if strings.Contains(out.log, value) {
+			t.Errorf("%s logged the header's value:\n%s", out.who, out.log)
+		}
+	}
+}

@@ -52,6 +52,7 @@ func runWorker(ctx context.Context, e *env, args []string) int {
 		e.errorf("%v", err)
 		return exitFailure
 	}
+	cfg.LogWarnings(logger, *configPath)
 	n, st, err := assemble(ctx, e, sf, cfg, oaf, rf, logger, nil)
 	if err != nil {
 		e.errorf("%v", err)
