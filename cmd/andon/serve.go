@@ -201,15 +201,16 @@ steps:
 `
 
 // loadOrWriteDemo loads the config at path; if there is none, it writes the
-// demo config (and the demo script beside it) first.
+// demo config (and the demo script beside it) first, readable by the user
+// alone: the config is where an operator may add a server's headers.
 func loadOrWriteDemo(e *env, path string) (*fileConfig, error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		if err := os.WriteFile(path, []byte(demoConfig), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(demoConfig), 0o600); err != nil {
 			return nil, fmt.Errorf("writing the demo config: %w", err)
 		}
 		scriptPath := filepath.Join(filepath.Dir(path), "demo-slow.yaml")
 		if _, err := os.Stat(scriptPath); errors.Is(err, fs.ErrNotExist) {
-			if err := os.WriteFile(scriptPath, []byte(demoScript), 0o644); err != nil {
+			if err := os.WriteFile(scriptPath, []byte(demoScript), 0o600); err != nil {
 				return nil, fmt.Errorf("writing the demo script: %w", err)
 			}
 		}

@@ -540,6 +540,13 @@ func TestServeFirstStart(t *testing.T) {
 	if !strings.Contains(p.stderr.String(), "wrote a demo config") {
 		t.Errorf("serve did not say it wrote the demo:\n%s", p.stderr.String())
 	}
+	// The config is where an operator adds a server's headers: the user's
+	// alone, as serve wrote it, and the script beside it too.
+	for _, name := range []string{"andon.yaml", "demo-slow.yaml"} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("serve wrote %s with mode %v (%v), want 0600", name, fi.Mode().Perm(), err)
+		}
+	}
 	cfg, err := catalogue.Load(filepath.Join(dir, "andon.yaml"))
 	if err != nil {
 		t.Fatalf("the demo config does not load: %v", err)
