@@ -67,6 +67,11 @@ type Options struct {
 	// Lookup.
 	SettingsMaxAge time.Duration
 
+	// ListGrace bounds how long after its start a listing waits for a
+	// server's first import, once another server has tools to offer (see
+	// [Catalogue.List]). Zero means DefaultListGrace.
+	ListGrace time.Duration
+
 	// OnCall, if set, is told of every call of a tool once it has ended
 	// (see [CallReport]); not of a tool an operator has disabled, which is
 	// not called. It runs on the caller's goroutine before Call returns:
@@ -100,6 +105,12 @@ type Options struct {
 	// capability is not declared.
 	Elicitation bool
 }
+
+// DefaultListGrace is [Options].ListGrace's default: long enough for the
+// servers started with the first listing to finish their handshakes
+// together (a stdio server starts in tens of milliseconds), short enough
+// that a server that stalls costs a run no more.
+const DefaultListGrace = 250 * time.Millisecond
 
 // Defaults of [Options].ImportBackoff and MaxImportBackoff.
 const (
@@ -190,6 +201,9 @@ func New(cfg *Config, opts *Options) (*Catalogue, error) {
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
+	if c.opts.ListGrace <= 0 {
+		c.opts.ListGrace = DefaultListGrace
+	}
 	if c.opts.SettingsMaxAge == 0 {
 		c.opts.SettingsMaxAge = DefaultSettingsMaxAge
 	}
@@ -216,8 +230,12 @@ func New(cfg *Config, opts *Options) (*Catalogue, error) {
 // List returns every tool of every enabled server that has imported and
 // that an operator has not disabled, in configuration order and, within a
 // server, in the server's order. The first call imports them, waiting for
-// each server at most its budget; a server that fails is left out (see
-// [Catalogue]). It is an error only when no enabled server could be
+// each server at most its budget while no server has tools to offer, and
+// once one has, for the others at most [Options].ListGrace after their
+// imports started: a server still
+// connecting then joins a later listing when it has imported. A server
+// that fails is left out (see [Catalogue]). It is an error only when no
+// enabled server could be
 // imported (the error names each), or when two tools would share a local
 // name.
 func (c *Catalogue) List(ctx context.Context) ([]agent.Tool, error) {
@@ -233,9 +251,7 @@ func (c *Catalogue) List(ctx context.Context) ([]agent.Tool, error) {
 			waits = append(waits, f)
 		}
 	}
-	for _, f := range waits {
-		f.wait(ctx)
-	}
+	c.awaitFirstImports(ctx, waits)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("catalogue: listing tools: %w", context.Cause(ctx))
 	}
@@ -261,6 +277,76 @@ func (c *Catalogue) List(ctx context.Context) ([]agent.Tool, error) {
 		}
 	}
 	return out, nil
+}
+
+// awaitFirstImports waits for the first imports of servers that a listing
+// started or found under way: all of them, while no server has tools to
+// offer; once one has, none past ListGrace after the newest of them
+// started. So the first run after a start does not wait out a server that
+// is still connecting when others can already serve it, and later runs do
+// not wait for it at all; the late server's tools join a later listing —
+// the model's next turn — when its import ends.
+func (c *Catalogue) awaitFirstImports(ctx context.Context, waits []*flight) {
+	if len(waits) == 0 {
+		return
+	}
+	var newest time.Time
+	for _, f := range waits {
+		if f.started.After(newest) {
+			newest = f.started
+		}
+	}
+	ended := make(chan struct{}, len(waits))
+	stop := make(chan struct{})
+	defer close(stop)
+	for _, f := range waits {
+		go func() {
+			select {
+			case <-f.done:
+				ended <- struct{}{}
+			case <-stop:
+			}
+		}()
+	}
+	var grace <-chan time.Time
+	for left := len(waits); left > 0; {
+		if grace == nil && c.anyImported() {
+			t := time.NewTimer(time.Until(newest.Add(c.opts.ListGrace)))
+			defer t.Stop()
+			grace = t.C
+		}
+		select {
+		case <-ended:
+			left--
+		case <-grace:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// anyImported reports whether an enabled server has tools to offer.
+func (c *Catalogue) anyImported() bool {
+	for _, s := range c.servers {
+		if s.cfg.IsEnabled() && s.imported() != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Prefetch starts the first import of every enabled server that has not
+// imported its tools (and is not in its back-off after a failure), each on
+// a goroutine of its own under the server's budget, and returns at once: a
+// process that executes runs calls it when it starts, so that the first
+// run finds the servers that answer imported already.
+func (c *Catalogue) Prefetch(ctx context.Context) {
+	for _, s := range c.servers {
+		if s.cfg.IsEnabled() {
+			s.startImport(ctx)
+		}
+	}
 }
 
 // noneImported returns the import errors of the enabled servers if none of

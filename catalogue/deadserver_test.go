@@ -254,6 +254,28 @@ func wantServerReported(t *testing.T, cat *catalogue.Catalogue, server, summary 
 	t.Errorf("no server %s", server)
 }
 
+// waitImportsFailed waits until each named server's import has failed (a
+// bound only keeps a broken test from hanging).
+func waitImportsFailed(t *testing.T, cat *catalogue.Catalogue, servers ...string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		failed := 0
+		for _, info := range cat.Servers() {
+			if slices.Contains(servers, info.Name) && info.Failures > 0 {
+				failed++
+			}
+		}
+		if failed == len(servers) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the imports of %v never failed: %+v", servers, cat.Servers())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // newSilentListener starts an mcptest.SilentListener for the test.
 func newSilentListener(t *testing.T) *mcptest.SilentListener {
 	t.Helper()
@@ -365,6 +387,10 @@ func TestDeadHTTPServersLeaveHealthyRunsAlone(t *testing.T) {
 
 	run, steps := r.run(callScript("mcp_good_echo", `{"text":"healthy"}`))
 	wantToolStep(t, run, steps, agent.OutcomeOK, "healthy")
+	// The healthy run did not wait for the dead servers' first imports
+	// (the listing's grace): what they received is counted once those
+	// imports have failed.
+	waitImportsFailed(t, cat, "silent", "stalled")
 	accepts, stalledRequests := silent.Accepted(), stalled.requests.Load()
 
 	run, steps = r.run(callScript("mcp_silent_echo", `{}`))

@@ -51,7 +51,8 @@ type server struct {
 // flight is one import of a server's tools under way, which every listing
 // that needs it waits for rather than starting its own.
 type flight struct {
-	done chan struct{} // closed when the import has ended, its outcome recorded
+	done    chan struct{} // closed when the import has ended, its outcome recorded
+	started time.Time
 }
 
 // conn is one connection to the server.
@@ -233,7 +234,7 @@ func (s *server) startImport(ctx context.Context) (f *flight, first bool) {
 	if s.tools != nil || time.Now().Before(s.retryAt) {
 		return nil, first
 	}
-	f = &flight{done: make(chan struct{})}
+	f = &flight{done: make(chan struct{}), started: time.Now()}
 	b := s.cfg.importBudget()
 	ictx := context.WithoutCancel(ctx)
 	if id := agent.RunIDFrom(ctx); id != "" {

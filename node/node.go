@@ -285,6 +285,9 @@ func (n *Node) Run(ctx context.Context) error {
 		wg.Go(func() { n.rt.RunTaskReaper(ctx) })
 		n.rt.Watcher().Run(ctx)
 	} else {
+		// The servers' handshakes start now, not with the first run:
+		// that run finds the servers that answer imported already.
+		n.cat.Prefetch(ctx)
 		err = n.rt.Run(ctx)
 	}
 	if stopped.Err() != nil {
