@@ -275,6 +275,17 @@ func (rt *Runtime) Decide(ctx context.Context, actor Actor, d Decision) error {
 // handOn goes on with a resumed run: through the queue, or in a segment of
 // this runtime.
 func (rt *Runtime) handOn(ctx context.Context, resumed *Run, owner string) error {
+	if resumed.Home != "" { // a direct call: its caller's process takes it back
+		ok, err := rt.cfg.Store.RunHandHome(ctx, resumed.ID, owner, rt.cfg.Now().Add(rt.cfg.LeaseDuration))
+		if err != nil {
+			return fmt.Errorf("agent: handing run %s back to its caller: %w", resumed.ID, err)
+		}
+		if !ok {
+			return rt.lostRace(ctx, resumed.ID, "handing back to its caller")
+		}
+		rt.homes.wake(resumed.ID)
+		return nil
+	}
 	if rt.cfg.ResumeElsewhere || rt.cfg.Queue != nil {
 		ok, err := rt.cfg.Store.RunRequeue(ctx, resumed.ID, owner)
 		if err != nil {

@@ -144,9 +144,12 @@ func (s *segment) loop(ctx context.Context) error {
 	if err := json.Unmarshal(s.run.Request, &req); err != nil {
 		return fmt.Errorf("agent: unreadable request: %w", err)
 	}
-	m, err := s.rt.cfg.NewModel(ctx, &req)
-	if err != nil {
-		return fmt.Errorf("%w: %w", errModel, err)
+	var m model.Model = directModel{req.Call}
+	var err error
+	if req.Call == nil {
+		if m, err = s.rt.cfg.NewModel(ctx, &req); err != nil {
+			return fmt.Errorf("%w: %w", errModel, err)
+		}
 	}
 	s.model = m
 	var steps []*Step

@@ -75,6 +75,11 @@ type Run struct {
 	Suspended json.RawMessage
 	// Attempts counts the times the run was claimed.
 	Attempts int
+	// Home is the WorkerID of the runtime that alone executes the run: one
+	// started by [Runtime.Call], whose caller waits for it in that
+	// process. It never goes to a queue; a decision made elsewhere hands
+	// it back to its home. Empty: any worker.
+	Home string
 
 	CreatedAt  time.Time
 	StartedAt  time.Time // zero until first claimed
@@ -89,6 +94,9 @@ type Request struct {
 	Model string `json:"model,omitempty"`
 	// Script is the model/script program, for the script model.
 	Script json.RawMessage `json:"script,omitempty"`
+	// Call, if set, is the one tool call the run makes, for a caller
+	// outside the runtime ([Runtime.Call]); there is no model.
+	Call *DirectCall `json:"call,omitempty"`
 }
 
 // StepKind says what a step records.

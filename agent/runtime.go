@@ -151,6 +151,7 @@ type Runtime struct {
 	tasks     TaskStore
 	taskTools TaskTools
 	waiters   waiters // segments waiting for an operator's answer
+	homes     homes   // direct calls whose callers wait here (direct.go)
 }
 
 // New returns a runtime, or an error if cfg is incomplete.
@@ -455,6 +456,11 @@ func (rt *Runtime) reap(ctx context.Context, run *Run, now time.Time) {
 	switch {
 	case !MayRetry(run.PendingEffect):
 		ok, err = rt.cfg.Store.RunFinishStale(ctx, run.ID, now, StatusFailed, ReasonNotRetryable, "interrupted during a non-idempotent write; not retried")
+	case run.Home != "":
+		// A direct call's caller waited in the process that went away:
+		// nobody is left to hand the result to, and only that process
+		// may execute it.
+		ok, err = rt.cfg.Store.RunFinishStale(ctx, run.ID, now, StatusFailed, ReasonFailed, "the process that held this direct call went away")
 	case run.Attempts >= rt.cfg.MaxAttempts:
 		ok, err = rt.cfg.Store.RunFinishStale(ctx, run.ID, now, StatusFailed, ReasonFailed, "out of attempts")
 	default:

@@ -73,14 +73,21 @@ type Store interface {
 	// clearing that stamp would lose the one record that forbids a retry.
 	// Callers ask MayRetry first all the same.
 	RunRequeue(ctx context.Context, id, owner string) (bool, error)
+	// RunHandHome moves a running run that has a home ([Run].Home) and
+	// that owner holds back to queued for its home alone to claim
+	// (RunClaimID): no queue hands it to another worker. pickupBy is the
+	// deadline by which its home must have claimed it; RunsStale then
+	// lists it.
+	RunHandHome(ctx context.Context, id, owner string, pickupBy time.Time) (bool, error)
 	// RunsStale lists running runs (and runs waiting for input) whose
-	// lease expired before now.
+	// lease expired before now, and queued runs with a home whose pickup
+	// deadline passed.
 	RunsStale(ctx context.Context, now time.Time) ([]*Run, error)
 	// RunRequeueStale is RunRequeue for a run whose lease expired before
 	// now, whoever held it.
 	RunRequeueStale(ctx context.Context, id string, now time.Time) (bool, error)
-	// RunFinishStale is RunFinish for a running run whose lease expired
-	// before now, whoever held it.
+	// RunFinishStale is RunFinish for a run RunsStale lists, whoever held
+	// it.
 	RunFinishStale(ctx context.Context, id string, now time.Time, to Status, reason Reason, errText string) (bool, error)
 
 	// StepAppend appends a step to its run for the segment owner, which

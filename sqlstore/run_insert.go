@@ -83,7 +83,7 @@ func (s *Store) writeRunInserts(ctx context.Context, batch []*insertReq) {
 func insertRuns(ctx context.Context, t tx, batch []*insertReq) error {
 	var queued []string
 	for _, r := range batch {
-		if r.run.Status == agent.StatusQueued {
+		if r.run.Status == agent.StatusQueued && r.run.Home == "" {
 			queued = append(queued, r.run.ID)
 		}
 	}
@@ -96,21 +96,21 @@ func insertRuns(ctx context.Context, t tx, batch []*insertReq) error {
 	}
 	var stmt strings.Builder
 	stmt.WriteString(`INSERT INTO runs (` + runColumns + `, job_id) VALUES `)
-	args := make([]any, 0, 15*len(batch))
+	args := make([]any, 0, 16*len(batch))
 	for i, r := range batch {
 		if i > 0 {
 			stmt.WriteString(", ")
 		}
-		stmt.WriteString(`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		stmt.WriteString(`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		var jobID sql.NullInt64
-		if r.run.Status == agent.StatusQueued {
+		if r.run.Status == agent.StatusQueued && r.run.Home == "" {
 			jobID = sql.NullInt64{Int64: jobIDs[0], Valid: true}
 			jobIDs = jobIDs[1:]
 		}
 		run := r.run
 		args = append(args, run.ID, run.Owner, nullBytes(run.Request), string(run.Status), string(run.Reason), run.Error,
 			run.LeaseOwner, nanos(run.LeaseExpires), string(run.PendingEffect), nullBytes(run.Suspended),
-			run.Attempts, nanos(run.CreatedAt), nanos(run.StartedAt), nanos(run.FinishedAt), jobID)
+			run.Attempts, nanos(run.CreatedAt), nanos(run.StartedAt), nanos(run.FinishedAt), run.Home, jobID)
 	}
 	_, err := t.exec(ctx, stmt.String(), args...)
 	return err

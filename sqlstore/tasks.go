@@ -139,7 +139,7 @@ func (s *Store) TasksToCancel(ctx context.Context, before time.Time) ([]*agent.T
 func (s *Store) RunRequeueStaleTask(ctx context.Context, id string, now time.Time) (bool, error) {
 	return s.requeue(ctx, "requeueing stale run "+id+" mid-task", id, `UPDATE runs
 		SET status = 'queued', lease_owner = '', lease_expires = 0
-		WHERE id = ? AND status = 'running' AND lease_expires <> 0 AND lease_expires < ?
+		WHERE id = ? AND status = 'running' AND lease_expires <> 0 AND lease_expires < ? AND home = ''
 			AND EXISTS (SELECT 1 FROM tool_tasks WHERE tool_tasks.run_id = runs.id AND NOT tool_tasks.settled)`,
 		id, now.UnixNano())
 }

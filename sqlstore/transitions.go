@@ -33,6 +33,10 @@ const terminal = `('completed', 'failed', 'cancelled')`
 // stale like any other.
 const held = `('running', 'waiting_for_input')`
 
+// heldOrHanded adds the queued runs that wait for their home to take them
+// again (RunHandHome) to held: the reaper's statuses.
+const heldOrHanded = `('running', 'waiting_for_input', 'queued')`
+
 // Errors for arguments no transition can accept. They are programming
 // errors, not lost races, so they are errors rather than false.
 var (
@@ -56,7 +60,7 @@ func (s *Store) RunClaim(ctx context.Context, owner string, leaseUntil time.Time
 		SET status = 'running', lease_owner = ?, lease_expires = ?, attempts = attempts + 1,
 			started_at = CASE WHEN started_at = 0 THEN ? ELSE started_at END
 		WHERE id = (SELECT runs.id FROM active_runs JOIN runs ON runs.id = active_runs.id
-				WHERE active_runs.status = 'queued' AND runs.status = 'queued'
+				WHERE active_runs.status = 'queued' AND runs.status = 'queued' AND runs.home = ''
 				ORDER BY active_runs.created_at, active_runs.id LIMIT 1`+s.d.claimLock()+`)
 			AND status = 'queued'
 		RETURNING `+runColumns,
@@ -193,7 +197,7 @@ func (s *Store) RunRequeue(ctx context.Context, id, owner string) (bool, error) 
 		return false, fmt.Errorf("sqlstore: %s: %w", what, errNoOwner)
 	}
 	return s.requeue(ctx, what, id, `UPDATE runs SET status = 'queued', lease_owner = '', lease_expires = 0, pending_effect = ''
-		WHERE id = ? AND status = 'running' AND lease_owner = ? AND pending_effect <> ?`,
+		WHERE id = ? AND status = 'running' AND lease_owner = ? AND pending_effect <> ? AND home = ''`,
 		id, owner, string(agent.EffectNonIdempotentWrite))
 }
 
@@ -203,8 +207,8 @@ func (s *Store) RunRequeue(ctx context.Context, id, owner string) (bool, error) 
 // lease deadline is never stale.
 func (s *Store) RunsStale(ctx context.Context, now time.Time) ([]*agent.Run, error) {
 	return s.queryRuns(ctx, "listing stale runs", `SELECT `+runColumns+` FROM runs
-		WHERE id IN (SELECT id FROM active_runs WHERE status IN `+held+`)
-			AND status IN `+held+` AND lease_expires <> 0 AND lease_expires < ?
+		WHERE id IN (SELECT id FROM active_runs WHERE status IN `+heldOrHanded+`)
+			AND (status IN `+held+` OR status = 'queued' AND home <> '') AND lease_expires <> 0 AND lease_expires < ?
 		ORDER BY lease_expires, id`, now.UnixNano())
 }
 
@@ -213,7 +217,7 @@ func (s *Store) RunsStale(ctx context.Context, now time.Time) ([]*agent.Run, err
 func (s *Store) RunRequeueStale(ctx context.Context, id string, now time.Time) (bool, error) {
 	return s.requeue(ctx, "requeueing stale run "+id, id, `UPDATE runs
 		SET status = 'queued', lease_owner = '', lease_expires = 0, pending_effect = ''
-		WHERE id = ? AND status IN `+held+` AND lease_expires <> 0 AND lease_expires < ? AND pending_effect <> ?`,
+		WHERE id = ? AND status IN `+held+` AND lease_expires <> 0 AND lease_expires < ? AND pending_effect <> ? AND home = ''`,
 		id, now.UnixNano(), string(agent.EffectNonIdempotentWrite))
 }
 
@@ -226,8 +230,22 @@ func (s *Store) RunFinishStale(ctx context.Context, id string, now time.Time, to
 	}
 	return s.transition(ctx, what, `UPDATE runs SET status = ?, reason = ?, error = ?, finished_at = ?,
 			suspended = NULL, lease_owner = '', lease_expires = 0
-		WHERE id = ? AND status IN `+held+` AND lease_expires <> 0 AND lease_expires < ?`,
+		WHERE id = ? AND (status IN `+held+` OR status = 'queued' AND home <> '') AND lease_expires <> 0 AND lease_expires < ?`,
 		string(to), string(reason), errText, now.UnixNano(), id, now.UnixNano())
+}
+
+// RunHandHome implements [agent.Store]: a run with a home, resumed by
+// owner for a decision, goes back to queued — without a job: no worker
+// but its home takes it — with pickupBy as the deadline for its home to
+// claim it (RunClaimID); the reaper finishes it if none does.
+func (s *Store) RunHandHome(ctx context.Context, id, owner string, pickupBy time.Time) (bool, error) {
+	what := "handing run " + id + " to its home"
+	if err := checkLease(owner, pickupBy); err != nil {
+		return false, fmt.Errorf("sqlstore: %s: %w", what, err)
+	}
+	return s.transition(ctx, what, `UPDATE runs SET status = 'queued', lease_owner = '', lease_expires = ?
+		WHERE id = ? AND status = 'running' AND lease_owner = ? AND home <> ''`,
+		nanos(pickupBy), id, owner)
 }
 
 // transition runs one guarded UPDATE and reports whether it changed the row.

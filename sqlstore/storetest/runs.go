@@ -74,6 +74,7 @@ func ExerciseRuns(t *testing.T, newStore func(t *testing.T) agent.Store) {
 		{"RunFinishWithAnOwnerGuardFailsForANonOwner", testFinishOwnerGuard},
 		{"RunFinishOnlyMovesToATerminalStatus", testFinishNonTerminal},
 		{"StaleRunsAreRunningRunsWhoseLeaseExpired", testRunsStale},
+		{"ARunWithAHomeIsItsHomesAlone", testRunWithAHome},
 		{"StaleRequeueAndFinishNeedAnExpiredLease", testStaleTransitions},
 		{"ARenewedLeaseIsNoLongerStale", testRenewedNotStale},
 		{"RunStatusesReadsManyRunsAndSkipsUnknownOnes", testRunStatuses},
