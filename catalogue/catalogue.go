@@ -172,6 +172,7 @@ type Catalogue struct {
 	list     []*Tool          // every tool of the servers imported
 	byName   map[string]*Tool // by local name, likewise
 	indexErr error            // two tools that would share a local name
+	changed  chan struct{}    // closed at the next change (Changed); nil: nobody waits
 }
 
 var _ agent.Tools = (*Catalogue)(nil)
@@ -455,7 +456,32 @@ func (c *Catalogue) index() ([]*Tool, map[string]*Tool, error) {
 func (c *Catalogue) invalidate() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.changedLocked()
+}
+
+// changedLocked marks the index stale and tells those waiting on Changed,
+// with c.mu held.
+func (c *Catalogue) changedLocked() {
 	c.indexed = false
+	if c.changed != nil {
+		close(c.changed)
+		c.changed = nil
+	}
+}
+
+// Changed returns a channel that is closed the next time the tools the
+// catalogue offers may have changed: a server imported its tools, or
+// imported them again after it said they changed (list_changed) or failed
+// a call as an unknown tool. A listing made then sees the change; a
+// gateway tells its own clients that the list changed. Operators' settings
+// (a tool disabled) are read when listed and do not close it.
+func (c *Catalogue) Changed() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.changed == nil {
+		c.changed = make(chan struct{})
+	}
+	return c.changed
 }
 
 // indexLocked indexes the imported tools by local name, with c.mu held.

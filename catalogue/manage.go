@@ -325,7 +325,7 @@ func (c *Catalogue) commit(s *server, tools []*Tool) error {
 	s.mu.Lock()
 	s.tools = tools
 	s.mu.Unlock()
-	c.indexed = false
+	c.changedLocked()
 	return nil
 }
 

@@ -124,7 +124,7 @@ func (c *Catalogue) FollowTask(ctx context.Context, tk *agent.Task, trace *agent
 	if err != nil {
 		return t.taskFailure(ctx, bctx, cn, tk, err)
 	}
-	return t.result(res), nil
+	return t.result(ctx, res), nil
 }
 
 // taskFailure turns an error of following a task into the call's outcome:
@@ -155,8 +155,12 @@ func (t *Tool) taskFailure(ctx, bctx context.Context, cn *conn, tk *agent.Task, 
 	return t.failure(ctx, t.budgetPassed(ctx, bctx, &legError{leg: "tasks/get", err: err}))
 }
 
-// result is a tool result as the model reads it.
-func (t *Tool) result(res *mcp.CallToolResult) *agent.ToolResult {
+// result is a tool result as the model reads it. The whole MCP result
+// goes to the call's sink, if ctx has one ([WithCallResult]).
+func (t *Tool) result(ctx context.Context, res *mcp.CallToolResult) *agent.ToolResult {
+	if sink, ok := ctx.Value(resultKey{}).(*resultSink); ok {
+		sink.set(res)
+	}
 	outcome := agent.OutcomeOK
 	if res.IsError {
 		outcome = agent.OutcomeError

@@ -274,11 +274,7 @@ func (t *Tool) call(ctx context.Context, args json.RawMessage) (*agent.ToolResul
 		}
 		return t.failure(ctx, t.budgetPassed(ctx, bctx, &legError{leg: "tools/call", err: needsLogin(t.srv.cfg.Name, err)}))
 	}
-	outcome := agent.OutcomeOK
-	if res.IsError {
-		outcome = agent.OutcomeError
-	}
-	return &agent.ToolResult{Outcome: outcome, Text: truncate(ResultText(res), t.srv.cat.opts.MaxResultBytes)}, nil
+	return t.result(ctx, res), nil
 }
 
 // failure turns an error of a call made under ctx (the caller's) into its
