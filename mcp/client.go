@@ -187,7 +187,7 @@ func Connect(ctx context.Context, t Transport, opts *ClientOptions) (*Client, er
 	// A context that has already ended still goes to the transport, which
 	// then releases what it holds (a Stream closes its stream) and fails.
 	pinned, _ := lookupRevision(c.opts.ProtocolVersion) // an unknown one fails the handshake
-	conn, err := t.connect(ctx, connConfig{pinned: pinned, serverRequests: c.opts.Roots != nil || c.opts.SamplingHandler != nil || c.opts.ElicitationHandler != nil, maxMessageSize: c.opts.MaxMessageSize, logger: c.logger, receiver: c})
+	conn, err := t.connect(ctx, connConfig{pinned: pinned, serverRequests: c.opts.Roots != nil || c.opts.SamplingHandler != nil || c.opts.ElicitationHandler != nil || c.opts.OnListChanged != nil || c.opts.OnResourceUpdated != nil, maxMessageSize: c.opts.MaxMessageSize, logger: c.logger, receiver: c})
 	if err != nil {
 		if ctx.Err() != nil {
 			err = interruption(LegConnect, ctx)

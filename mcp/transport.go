@@ -23,8 +23,9 @@ type Transport interface {
 type connConfig struct {
 	pinned revision // ClientOptions.ProtocolVersion; zero if none
 	// serverRequests: the client answers server requests (roots,
-	// sampling, elicitation), so a session's standalone stream is worth
-	// opening.
+	// sampling, elicitation) or hears what a server says unasked (list
+	// changes, resource updates), so a session's standalone stream is
+	// worth opening.
 	serverRequests bool
 	maxMessageSize int
 	logger         *slog.Logger
