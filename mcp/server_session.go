@@ -1,0 +1,337 @@
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/andonhq/andon/mcp/internal/jsonrpc"
+)
+
+// serverSession is one client of a [Server]: a stdio connection, a
+// Streamable HTTP session, or one stateless 2026-07-28 request. Its
+// requests' contexts end when it does.
+type serverSession struct {
+	s         *Server
+	id        string
+	transport string
+	ctx       context.Context
+	end       context.CancelCauseFunc
+	handlers  sync.WaitGroup // its requests being served
+
+	mu        sync.Mutex
+	client    Implementation // initialize's clientInfo
+	version   string         // the handshake's revision; "" before it
+	inflight  map[string]context.CancelCauseFunc
+	notify    func(*jsonrpc.Message) error // its channel for notifications; nil if it has none
+	listeners map[*serverListener]bool
+}
+
+// serverOut is where the messages about one request go before its
+// response: the connection on stdio, the request's event stream over HTTP.
+// Nil where a request can carry none (a JSON response).
+type serverOut func(*jsonrpc.Message) error
+
+func newServerSession(s *Server, parent context.Context, transport string) *serverSession {
+	ctx, end := context.WithCancelCause(context.WithoutCancel(parent))
+	return &serverSession{s: s, id: newSessionID(), transport: transport, ctx: ctx, end: end, inflight: map[string]context.CancelCauseFunc{}}
+}
+
+func newSessionID() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// idKey is a request id as a map key.
+func idKey(id jsonrpc.ID) string {
+	b, _ := id.MarshalJSON()
+	return string(b)
+}
+
+// begin registers request m, so that a cancel naming it reaches it, and
+// returns its context and the function that unregisters it. The context
+// carries the values of values (an HTTP request's: who authenticated it)
+// and ends with the session. begin is called before the request is handed
+// to a goroutine, so that a cancel read next from the same stream finds it.
+func (ss *serverSession) begin(values context.Context, m *jsonrpc.Message) (context.Context, context.CancelCauseFunc, func()) {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(values))
+	stop := context.AfterFunc(ss.ctx, func() { cancel(context.Cause(ss.ctx)) })
+	key := idKey(m.ID)
+	ss.mu.Lock()
+	ss.inflight[key] = cancel
+	ss.mu.Unlock()
+	ss.handlers.Add(1)
+	ss.s.wg.Add(1)
+	return ctx, cancel, func() {
+		ss.mu.Lock()
+		delete(ss.inflight, key)
+		ss.mu.Unlock()
+		stop()
+		cancel(nil)
+		ss.handlers.Done()
+		ss.s.wg.Done()
+	}
+}
+
+// receive takes a notification or a response from the client.
+func (ss *serverSession) receive(m *jsonrpc.Message) {
+	if m.Method != "notifications/cancelled" {
+		return // initialized, roots changes, responses: nothing asked for them
+	}
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+		Reason    string          `json:"reason"`
+	}
+	if json.Unmarshal(m.Params, &p) != nil {
+		return
+	}
+	var id jsonrpc.ID
+	if id.UnmarshalJSON(p.RequestID) != nil {
+		return
+	}
+	ss.mu.Lock()
+	cancel := ss.inflight[idKey(id)]
+	ss.mu.Unlock()
+	if cancel == nil {
+		return // answered already, or never asked: the spec says ignore it
+	}
+	cause := ErrClientCancelled
+	if p.Reason != "" {
+		cause = fmt.Errorf("%w: %s", ErrClientCancelled, truncateReason(p.Reason))
+	}
+	cancel(cause)
+}
+
+// truncateReason keeps a client's cancel reason to a size fit for a log.
+func truncateReason(s string) string {
+	const max = 200
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "…"
+}
+
+// incomingParams are the params of every request a [Server] serves, as far
+// as it reads them.
+type incomingParams struct {
+	Meta struct {
+		ProtocolVersion    string          `json:"io.modelcontextprotocol/protocolVersion"`
+		ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
+		ClientInfo         *Implementation `json:"io.modelcontextprotocol/clientInfo"`
+	} `json:"_meta"`
+	Cursor          string          `json:"cursor"`
+	Name            string          `json:"name"`
+	Arguments       json.RawMessage `json:"arguments"`
+	ProtocolVersion string          `json:"protocolVersion"` // initialize
+	ClientInfo      Implementation  `json:"clientInfo"`      // initialize
+	Notifications   json.RawMessage `json:"notifications"`   // subscriptions/listen
+}
+
+// decodeParams reads a request's params; a 2026-07-28 request (one with a
+// protocol version in _meta) must name a revision served and carry the
+// client's capabilities.
+func (ss *serverSession) decodeParams(m *jsonrpc.Message) (*incomingParams, *jsonrpc.Error) {
+	p := new(incomingParams)
+	if len(m.Params) > 0 {
+		if err := json.Unmarshal(m.Params, p); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "params: " + err.Error()}
+		}
+	}
+	if v := p.Meta.ProtocolVersion; v != "" {
+		if r, ok := lookupRevision(v); !ok || handshakeEra(r) || !ss.s.serves(v) {
+			data, _ := json.Marshal(map[string]any{"supported": ss.s.opts.Versions, "requested": v})
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeUnsupportedProtocolVersion, Message: "unsupported protocol version " + strconv.Quote(v), Data: data}
+		}
+		if p.Meta.ClientCapabilities == nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing _meta io.modelcontextprotocol/clientCapabilities"}
+		}
+	}
+	return p, nil
+}
+
+// peer is who asked a request with params p.
+func (ss *serverSession) peer(p *incomingParams) *Peer {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	peer := &Peer{Session: ss.id, Client: ss.client, ProtocolVersion: ss.version, Transport: ss.transport}
+	if p.Meta.ProtocolVersion != "" {
+		peer.ProtocolVersion = p.Meta.ProtocolVersion
+		if p.Meta.ClientInfo != nil {
+			peer.Client = *p.Meta.ClientInfo
+		}
+	}
+	return peer
+}
+
+// serve answers request m, whose context is ctx, and returns its response;
+// nil when there is none to send (the client cancelled it). out, if not
+// nil, carries the messages a request sends before its response.
+func (ss *serverSession) serve(ctx context.Context, m *jsonrpc.Message, out serverOut) *jsonrpc.Message {
+	result, rerr := ss.dispatch(ctx, m, out)
+	if errors.Is(context.Cause(ctx), ErrClientCancelled) {
+		return nil // "receivers SHOULD NOT send a response for cancelled requests"
+	}
+	resp := &jsonrpc.Message{ID: m.ID, Error: rerr}
+	if rerr == nil {
+		raw, err := json.Marshal(result)
+		if err != nil {
+			resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "encoding the result: " + err.Error()}
+		} else {
+			resp.Result = raw
+		}
+	}
+	return resp
+}
+
+func (ss *serverSession) dispatch(ctx context.Context, m *jsonrpc.Message, out serverOut) (any, *jsonrpc.Error) {
+	p, rerr := ss.decodeParams(m)
+	if rerr != nil {
+		return nil, rerr
+	}
+	modern := p.Meta.ProtocolVersion != ""
+	s := ss.s
+	switch m.Method {
+	case "server/discover":
+		if !s.serves(Version20260728) {
+			return nil, methodNotFound(m.Method)
+		}
+		return map[string]any{
+			"supportedVersions": s.modernVersions(),
+			"capabilities":      serverCapabilities(),
+			"instructions":      s.opts.Instructions,
+			"ttlMs":             0,
+			"cacheScope":        "private",
+			"resultType":        "complete",
+			"_meta":             map[string]any{"io.modelcontextprotocol/serverInfo": s.opts.Implementation},
+		}, nil
+	case "initialize":
+		if modern {
+			return nil, methodNotFound(m.Method)
+		}
+		v := s.handshakeVersion(p.ProtocolVersion)
+		if v == "" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no handshake-era revision is served: use server/discover"}
+		}
+		ss.mu.Lock()
+		ss.version, ss.client = v, p.ClientInfo
+		ss.mu.Unlock()
+		res := map[string]any{"protocolVersion": v, "capabilities": serverCapabilities(), "serverInfo": s.opts.Implementation}
+		if s.opts.Instructions != "" {
+			res["instructions"] = s.opts.Instructions
+		}
+		return res, nil
+	case "ping":
+		if modern {
+			return nil, methodNotFound(m.Method) // gone with the handshake
+		}
+		return struct{}{}, nil
+	case "tools/list":
+		return ss.listTools(ctx, p, modern)
+	case "tools/call":
+		return ss.callTool(ctx, p, modern)
+	case "subscriptions/listen":
+		if !modern {
+			return nil, methodNotFound(m.Method)
+		}
+		return ss.listen(ctx, m, p, out)
+	default:
+		return nil, methodNotFound(m.Method)
+	}
+}
+
+func methodNotFound(method string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + method}
+}
+
+// modernVersions are the revisions server/discover lists: those served
+// that a 2026-07-28 client may choose.
+func (s *Server) modernVersions() []string {
+	var vs []string
+	for _, v := range s.opts.Versions {
+		if r, ok := lookupRevision(v); ok && !handshakeEra(r) {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
+
+// serverCapabilities are what a Server declares: tools, whose list may
+// change. On 2026-07-28 list changes travel on subscriptions/listen.
+func serverCapabilities() map[string]any {
+	return map[string]any{"tools": map[string]any{"listChanged": true}}
+}
+
+// rpcError is the error response for err, a ToolServer's error.
+func rpcError(err error) *jsonrpc.Error {
+	var re *RPCError
+	if errors.As(err, &re) {
+		return &jsonrpc.Error{Code: re.Code, Message: re.Message, Data: re.Data}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+}
+
+func (ss *serverSession) listTools(ctx context.Context, p *incomingParams, modern bool) (any, *jsonrpc.Error) {
+	tools, err := ss.s.tools.ListTools(ctx, ss.peer(p))
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	start := 0
+	if p.Cursor != "" {
+		n, err := strconv.Atoi(p.Cursor)
+		if err != nil || n < 0 || n > len(tools) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor " + strconv.Quote(p.Cursor)}
+		}
+		start = n
+	}
+	end, next := len(tools), ""
+	if size := ss.s.opts.PageSize; size > 0 && start+size < len(tools) {
+		end = start + size
+		next = strconv.Itoa(end)
+	}
+	page := tools[start:end]
+	if page == nil {
+		page = []Tool{}
+	}
+	res := map[string]any{"tools": page}
+	if next != "" {
+		res["nextCursor"] = next
+	}
+	if modern {
+		res["resultType"] = "complete"
+		res["ttlMs"] = 0
+		res["cacheScope"] = "private"
+	}
+	return res, nil
+}
+
+// modernResult is a tool result as 2026-07-28 sends it: it says its type.
+type modernResult struct {
+	*CallToolResult
+	ResultType string `json:"resultType"`
+}
+
+func (ss *serverSession) callTool(ctx context.Context, p *incomingParams, modern bool) (any, *jsonrpc.Error) {
+	if p.Name == "" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call needs a tool name"}
+	}
+	res, err := ss.s.tools.CallTool(ctx, &ToolCall{Name: p.Name, Arguments: p.Arguments, Peer: ss.peer(p)})
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	if res == nil {
+		res = &CallToolResult{}
+	}
+	if res.Content == nil {
+		res.Content = []Content{}
+	}
+	if modern {
+		return modernResult{res, "complete"}, nil
+	}
+	return res, nil
+}
