@@ -132,6 +132,10 @@ type Config struct {
 	// Connect, if set, serves the console's Connect for servers with
 	// auth: oauth: see [Connect].
 	Connect *Connect
+	// MCP, if set, is served on /mcp (GET, POST, DELETE: Streamable
+	// HTTP) to tokens of the role operator or above: the gateway, which
+	// finds who a request acts as with [ActorFrom].
+	MCP http.Handler
 	// Actor is who every request acts as when Tokens is nil. Zero means
 	// {ID: "local", Admin: true}.
 	Actor agent.Actor
@@ -255,6 +259,11 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.route(mux, "GET /v1/openapi.json", anyone, serveOpenAPI)
 	s.eventRoutes(mux)
 	s.consoleRoutes(mux)
+	if cfg.MCP != nil {
+		for _, method := range []string{"GET", "POST", "DELETE"} {
+			s.route(mux, method+" /mcp", token.RoleOperator, cfg.MCP.ServeHTTP)
+		}
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such endpoint")
 	})

@@ -46,6 +46,16 @@ func (p *principal) describe(reason string) string {
 
 type principalKey struct{}
 
+// ActorFrom returns who a request that reached [Config].MCP acts as: its
+// token's name, an admin if its role is admin. The zero Actor if ctx is
+// not such a request's.
+func ActorFrom(ctx context.Context) agent.Actor {
+	if p, ok := ctx.Value(principalKey{}).(*principal); ok {
+		return p.actor
+	}
+	return agent.Actor{}
+}
+
 // actor is who r acts as: its token's name, an admin if the token's role is
 // admin. Only a route registered with [server.route] has one; elsewhere it
 // is the zero Actor, which may act on no run.

@@ -14,6 +14,7 @@ import (
 	"github.com/andonhq/andon/audit"
 	"github.com/andonhq/andon/catalogue"
 	"github.com/andonhq/andon/egress"
+	"github.com/andonhq/andon/gateway"
 	"github.com/andonhq/andon/mcp"
 	"github.com/andonhq/andon/metrics"
 	"github.com/andonhq/andon/model"
@@ -107,6 +108,7 @@ type Node struct {
 	audit      *audit.Log
 	cat        *catalogue.Catalogue
 	rt         *agent.Runtime
+	gw         *gateway.Gateway
 	metrics    *metrics.Metrics
 	handler    http.Handler
 	bus        cancelBus // nil: none, or NoNotify
@@ -186,7 +188,13 @@ func New(ctx context.Context, cfg *Config) (_ *Node, err error) {
 	if err := n.metrics.CountWatcherReads(n.rt.Watcher()); err != nil {
 		return nil, err
 	}
-	acfg := api.Config{Runtime: n.rt, Store: n.store, Audit: n.audit, Tokens: n.store,
+	// The gateway: the catalogue's tools for any MCP client, on /mcp and
+	// (andon gateway --stdio) on stdio, each call a run of this runtime.
+	n.gw = gateway.New(n.cat, n.rt, &gateway.Options{
+		Owner:  func(ctx context.Context, _ *mcp.Peer) string { return api.ActorFrom(ctx).ID },
+		Logger: logger,
+	})
+	acfg := api.Config{Runtime: n.rt, MCP: n.gw, Store: n.store, Audit: n.audit, Tokens: n.store,
 		Catalogue: n.cat, Metrics: n.metrics, Logger: logger, Stop: streams, Inputs: n.store, AllowedHosts: cfg.AllowedHosts,
 		Connect: &api.Connect{Setup: catalogue.OAuthSetup{Egress: ecfg, Vault: n.vault}, Server: n.cat.Server}}
 	if tc, ok := n.store.TokenCanceller(); ok {
@@ -275,6 +283,7 @@ func (n *Node) Run(ctx context.Context) error {
 	if n.bus != nil {
 		wg.Go(func() { listenCancels(ctx, n.bus, n.rt.Watcher(), n.logger) })
 	}
+	wg.Go(func() { n.gw.Run(ctx) })
 	var err error
 	if n.apiOnly {
 		// Claim nothing, and hand approved runs back to the queue
@@ -305,6 +314,11 @@ func (n *Node) Run(ctx context.Context) error {
 // waits for every request, does not wait for them.
 func (n *Node) Handler() http.Handler { return n.handler }
 
+// Gateway returns the MCP gateway: the catalogue's tools served to MCP
+// clients, each call a run of the node's runtime. Handler serves it on
+// /mcp; serve it on stdio with its ServeStream.
+func (n *Node) Gateway() *gateway.Gateway { return n.gw }
+
 // Runtime returns the runtime: submit, cancel, approve runs.
 func (n *Node) Runtime() *agent.Runtime { return n.rt }
 
@@ -324,6 +338,9 @@ func (n *Node) Metrics() *metrics.Metrics { return n.metrics }
 func (n *Node) Close() {
 	n.closeOnce.Do(func() {
 		n.endStreams()
+		if n.gw != nil {
+			n.gw.Close() // its calls cancelled while the runtime can still tell their servers
+		}
 		if n.rt != nil {
 			n.rt.Close()
 		}

@@ -34,9 +34,10 @@ const Module = "github.com/andonhq/andon"
 // place in the table deliberately.
 var mayImport = map[string][]string{
 	"cmd/andon-load": {"internal/loadtest", "sqlstore", "agent"},
-	"cmd":            {"node", "api", "metrics", "token", "sqlstore", "agent", "catalogue", "model", "mcp", "egress", "vault", "audit"},
-	"node":           {"api", "metrics", "token", "sqlstore", "agent", "catalogue", "model", "mcp", "egress", "vault", "audit"},
+	"cmd":            {"node", "gateway", "api", "metrics", "token", "sqlstore", "agent", "catalogue", "model", "mcp", "egress", "vault", "audit"},
+	"node":           {"gateway", "api", "metrics", "token", "sqlstore", "agent", "catalogue", "model", "mcp", "egress", "vault", "audit"},
 	"api":            {"metrics", "token", "agent", "catalogue", "model", "mcp", "egress", "vault", "audit"},
+	"gateway":        {"agent", "catalogue", "mcp"},
 	"metrics":        {"agent", "catalogue"},
 	"sqlstore":       {"token", "agent", "catalogue", "vault", "audit"},
 	"catalogue":      {"agent", "model", "mcp", "egress", "vault", "audit"},

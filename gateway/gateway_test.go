@@ -1,0 +1,300 @@
+package gateway_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/andonhq/andon/agent"
+	"github.com/andonhq/andon/audit"
+	"github.com/andonhq/andon/catalogue"
+	"github.com/andonhq/andon/egress"
+	"github.com/andonhq/andon/mcp"
+	"github.com/andonhq/andon/mcp/mcptest"
+	"github.com/andonhq/andon/node"
+	"github.com/andonhq/andon/vault"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// upstream is how the gateway reaches the MCP server behind it.
+type upstream struct {
+	name     string
+	http     bool   // over Streamable HTTP; else a stdio-framed stream
+	protocol string // the revision andon's client pins
+}
+
+// downstream is how a client reaches the gateway.
+type downstream struct {
+	name     string
+	http     bool
+	protocol string
+}
+
+var (
+	upstreams = []upstream{
+		{"stdio 2025-11-25", false, mcp.Version20251125},
+		{"stdio 2026-07-28", false, mcp.Version20260728},
+		{"http sessions", true, mcp.Version20251125},
+		{"http 2026-07-28", true, mcp.Version20260728},
+	}
+	downstreams = []downstream{
+		{"stdio 2025-11-25", false, mcp.Version20251125},
+		{"stdio 2026-07-28", false, mcp.Version20260728},
+		{"http sessions", true, mcp.Version20250618},
+		{"http 2026-07-28", true, mcp.Version20260728},
+	}
+)
+
+// fixture is a node whose catalogue has one server, s (an mcptest
+// server), and the gateway in front of it.
+type fixture struct {
+	n   *node.Node
+	srv *mcptest.Server
+}
+
+func newFixture(t *testing.T, up upstream, approval bool) *fixture {
+	t.Helper()
+	srv := mcptest.NewServer(nil)
+	t.Cleanup(srv.Close)
+	s := catalogue.Server{Name: "s", Protocol: up.protocol, RequiresApproval: new(approval),
+		Effects: map[string]agent.Effect{"slow": agent.EffectReadOnly, "echo": agent.EffectReadOnly}}
+	cfg := &node.Config{DB: filepath.Join(t.TempDir(), "andon.db"), Key: newKey(t),
+		Servers:       &catalogue.Config{Servers: []catalogue.Server{s}},
+		WatchInterval: 50 * time.Millisecond,
+	}
+	if up.http {
+		hs := httptest.NewServer(srv.HTTPHandler(nil))
+		t.Cleanup(hs.Close)
+		cfg.Servers.Servers[0].URL = hs.URL
+		cfg.Egress = egress.Config{AllowedHosts: []string{"127.0.0.1"}}
+	} else {
+		cfg.Servers.Servers[0].Command = []string{"in-process"}
+		cfg.Dial = func(context.Context, catalogue.Server) (mcp.Transport, error) { return srv.Transport(), nil }
+	}
+	n, err := node.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- n.Run(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		<-stopped
+		n.Close()
+	})
+	return &fixture{n: n, srv: srv}
+}
+
+func newKey(t *testing.T) vault.Key {
+	t.Helper()
+	k, err := vault.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// connect connects a client to the gateway the way down says.
+func (f *fixture) connect(t *testing.T, down downstream, opts *mcp.ClientOptions) *mcp.Client {
+	t.Helper()
+	gw := f.n.Gateway()
+	var tr mcp.Transport
+	if down.http {
+		hs := httptest.NewServer(gw)
+		t.Cleanup(hs.Close)
+		tr = mcp.HTTP(hs.URL, hs.Client())
+	} else {
+		client, server := net.Pipe()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			gw.ServeStream(context.Background(), server, server)
+		}()
+		t.Cleanup(func() { server.Close(); <-done })
+		tr = mcp.Stream(client)
+	}
+	o := mcp.ClientOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	o.ProtocolVersion = down.protocol
+	c, err := mcp.Connect(context.Background(), tr, &o)
+	if err != nil {
+		t.Fatalf("connecting to the gateway: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func (f *fixture) waitFor(t *testing.T, what string, match func(mcptest.Record) bool) mcptest.Record {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r, err := f.srv.WaitFor(ctx, match)
+	if err != nil {
+		t.Fatalf("upstream: %s: %v", what, err)
+	}
+	return r
+}
+
+// gatewayRun is the one run the gateway made.
+func (f *fixture) gatewayRun(t *testing.T) *agent.Run {
+	t.Helper()
+	runs, err := f.n.Store().RunList(context.Background(), agent.RunFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 {
+		t.Fatalf("%d runs, want the gateway's one", len(runs))
+	}
+	return runs[0]
+}
+
+func TestGatewayListsAndCallsTheCataloguesTools(t *testing.T) {
+	for _, up := range upstreams {
+		for _, down := range downstreams {
+			t.Run(up.name+" to "+down.name, func(t *testing.T) {
+				f := newFixture(t, up, false)
+				c := f.connect(t, down, nil)
+				tools, err := c.ListTools(t.Context(), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				found := false
+				for _, tool := range tools {
+					found = found || tool.Name == "mcp_s_echo"
+				}
+				if !found {
+					t.Fatalf("mcp_s_echo not among %d tools", len(tools))
+				}
+				res, err := c.CallTool(t.Context(), "mcp_s_echo", map[string]any{"text": "hi"}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// The upstream result as it came: its structured content too.
+				if res.Text() != "hi" || !strings.Contains(string(res.StructuredContent), `"text":"hi"`) {
+					t.Errorf("result %q, structured %s", res.Text(), res.StructuredContent)
+				}
+				run := f.gatewayRun(t)
+				if run.Status != agent.StatusCompleted || run.Owner != "gateway" {
+					t.Errorf("run %s %s owned by %q", run.ID, run.Status, run.Owner)
+				}
+				if _, err := c.CallTool(t.Context(), "mcp_s_nope", nil, nil); !errors.Is(err, &mcp.RPCError{Code: mcp.CodeInvalidParams}) {
+					t.Errorf("unknown tool: %v", err)
+				}
+			})
+		}
+	}
+}
+
+// TestGatewayTranslatesCancellation is the cancellation matrix: a client's
+// cancel, in each downstream form, reaches the upstream server in the form
+// its revision needs, and the call's run ends cancelled with its audit row.
+func TestGatewayTranslatesCancellation(t *testing.T) {
+	for _, up := range upstreams {
+		for _, down := range downstreams {
+			t.Run(up.name+" to "+down.name, func(t *testing.T) {
+				f := newFixture(t, up, false)
+				c := f.connect(t, down, nil)
+				ctx, cancel := context.WithCancel(t.Context())
+				errc := make(chan error, 1)
+				go func() {
+					_, err := c.CallTool(ctx, "mcp_s_slow", map[string]any{"ms": 600000}, nil)
+					errc <- err
+				}()
+				f.waitFor(t, "the call started", func(r mcptest.Record) bool { return r.Kind == mcptest.ToolStarted && r.Tool == "slow" })
+				cancel()
+				if err := <-errc; !errors.Is(err, mcp.ErrCancelled) {
+					t.Errorf("downstream call: %v, want ErrCancelled", err)
+				}
+				f.waitFor(t, "the call was cancelled", func(r mcptest.Record) bool { return r.Kind == mcptest.ToolCancelled && r.Tool == "slow" })
+				// How upstream was told: notifications/cancelled, or (2026-07-28
+				// over HTTP) its response stream closed.
+				if up.http && up.protocol == mcp.Version20260728 {
+					f.waitFor(t, "the stream closed", func(r mcptest.Record) bool { return r.Kind == mcptest.StreamClosed && r.Method == "tools/call" })
+				} else {
+					f.waitFor(t, "notifications/cancelled", func(r mcptest.Record) bool {
+						return r.Kind == mcptest.Received && r.Method == "notifications/cancelled"
+					})
+				}
+				run := waitRun(t, f, agent.StatusCancelled)
+				if row := waitAuditCall(t, f, run.ID); !strings.Contains(row.Reason, "cancelled") {
+					t.Errorf("tool_call audit row %+v, want one saying cancelled", row)
+				}
+			})
+		}
+	}
+}
+
+// TestGatewayOperatorStop: an operator's cancel of a gateway call tells
+// the upstream server and answers the client with a result that says an
+// operator stopped it.
+func TestGatewayOperatorStop(t *testing.T) {
+	for _, down := range downstreams {
+		t.Run(down.name, func(t *testing.T) {
+			f := newFixture(t, upstreams[0], false)
+			c := f.connect(t, down, nil)
+			type answer struct {
+				res *mcp.CallToolResult
+				err error
+			}
+			done := make(chan answer, 1)
+			go func() {
+				res, err := c.CallTool(t.Context(), "mcp_s_slow", map[string]any{"ms": 600000}, nil)
+				done <- answer{res, err}
+			}()
+			f.waitFor(t, "the call started", func(r mcptest.Record) bool { return r.Kind == mcptest.ToolStarted && r.Tool == "slow" })
+			run := f.gatewayRun(t)
+			if err := f.n.Runtime().Cancel(t.Context(), agent.Actor{ID: "alice", Admin: true}, run.ID); err != nil {
+				t.Fatal(err)
+			}
+			f.waitFor(t, "the call was cancelled", func(r mcptest.Record) bool { return r.Kind == mcptest.ToolCancelled && r.Tool == "slow" })
+			a := <-done
+			if a.err != nil {
+				t.Fatalf("downstream call: %v", a.err)
+			}
+			if !a.res.IsError || !strings.Contains(a.res.Text(), "stopped by an operator") || !strings.Contains(a.res.Text(), run.ID) {
+				t.Errorf("result %+v", a.res)
+			}
+		})
+	}
+}
+
+func waitRun(t *testing.T, f *fixture, want agent.Status) *agent.Run {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		run := f.gatewayRun(t)
+		if run.Status == want {
+			return run
+		}
+		if run.Status.Terminal() || time.Now().After(deadline) {
+			t.Fatalf("run %s is %s (%s: %s), want %s", run.ID, run.Status, run.Reason, run.Error, want)
+		}
+	}
+}
+
+// waitAuditCall waits for the tool_call audit row of run id, written once
+// the call has returned.
+func waitAuditCall(t *testing.T, f *fixture, id string) audit.Row {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		rows, err := f.n.Audit().List(t.Context(), audit.Query{RunID: id, Action: audit.ActionToolCall})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) > 0 {
+			return rows[0]
+		}
+	}
+	t.Fatalf("no tool_call audit row for run %s", id)
+	return audit.Row{}
+}
