@@ -59,6 +59,7 @@ func commands() []command {
 	return []command{
 		{"serve", "run the agent runtime and its API (the main job)", runServe},
 		{"worker", "execute runs from a shared database, without the API", runWorker},
+		{"gateway", "serve andon.yaml's tools to an MCP client on stdio, every call a run", runGateway},
 		{"run", "start a run (--script FILE), optionally following it (--wait)", runRun},
 		{"runs", "list runs", runRuns},
 		{"show", "show a run: steps, write fence, audit rows", runShow},
