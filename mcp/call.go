@@ -93,6 +93,16 @@ type CallOptions struct {
 	// always cancel it.
 	DetachTask func(cause error) bool
 
+	// OnCancelOutcome, if set, is told what became of the call once it
+	// was cancelled (its context ended, or a timeout passed, after some of
+	// the request went out): [CancelCompletedAnyway] if a result came
+	// after all, [CancelConfirmed] if the stdio server exited, else
+	// [CancelUnconfirmed] once [ClientOptions].CancelOutcomeWindow has
+	// passed. It is told once, on a goroutine of the client's (its
+	// reader, for a late result), and must not block. Not told for a call
+	// that completed, whose request never left, or that Close ended.
+	OnCancelOutcome func(CancelOutcome)
+
 	// quiet: the request is never cancelled by notification (a task
 	// method: tasks/* are abandoned by dropping them; on a stream with a
 	// response stream, by closing it).
@@ -154,6 +164,7 @@ type call struct {
 	handshake bool // initialize or server/discover: never cancelled by notification
 	quiet     bool // a task method: never cancelled by notification either
 	onLate    func(json.RawMessage)
+	onOutcome func(CancelOutcome)
 	sent      atomic.Bool // some of the request may have reached the wire
 	idle      timeout     // the request's Timeout (or RequestTimeout), if any
 	reply     chan reply  // capacity 1; written once, by whoever took the call
@@ -219,7 +230,7 @@ func (c *Client) request(ctx context.Context, method string, params requestParam
 	}
 	waitCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	cl := &call{handshake: handshake, quiet: o.quiet, onLate: o.onLateReply, reply: make(chan reply, 1)}
+	cl := &call{handshake: handshake, quiet: o.quiet, onLate: o.onLateReply, onOutcome: o.OnCancelOutcome, reply: make(chan reply, 1)}
 	if timeout > 0 {
 		cl.idle.stop = stop
 		c.timeouts.start(&cl.idle, timeout)
@@ -394,8 +405,12 @@ func (c *Client) abandon(callerCtx context.Context, cl *call, sent bool, cause e
 	if !sent {
 		return
 	}
-	if cl.onLate != nil {
-		c.expectLate(cl.id, cl.onLate)
+	late := cl.onLate
+	if cl.onOutcome != nil && !cl.handshake {
+		late = c.watchCancel(cl.id, cl.onOutcome, late)
+	}
+	if late != nil {
+		c.expectLate(cl.id, late)
 	}
 	sentAt := c.cancelClock()
 	if cl.handshake || cl.quiet || !c.conn.notifiesCancel(c.rev) {

@@ -64,6 +64,12 @@ type ClientOptions struct {
 	// connection carry on. Zero means DefaultMaxMessageSize.
 	MaxMessageSize int
 
+	// CancelOutcomeWindow is how long, after a call is cancelled, the
+	// client listens for what became of it ([CallOptions].OnCancelOutcome):
+	// a late result, or the server's exit. Zero means
+	// DefaultCancelOutcomeWindow.
+	CancelOutcomeWindow time.Duration
+
 	// MaxPages caps how many pages a listing such as [Client.ListTools]
 	// follows. Zero means DefaultMaxPages.
 	MaxPages int
@@ -240,6 +246,9 @@ func newClient(opts *ClientOptions) *Client {
 	}
 	if o.MaxMessageSize <= 0 {
 		o.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if o.CancelOutcomeWindow <= 0 {
+		o.CancelOutcomeWindow = DefaultCancelOutcomeWindow
 	}
 	if o.MaxPages <= 0 {
 		o.MaxPages = DefaultMaxPages
