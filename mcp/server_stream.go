@@ -22,10 +22,6 @@ import (
 // with r.
 func (s *Server) ServeStream(ctx context.Context, r io.Reader, w io.Writer) error {
 	ss := newServerSession(s, ctx, "stdio")
-	if !s.track(ss) {
-		return ErrServerClosed
-	}
-	defer s.untrack(ss)
 	var wmu sync.Mutex
 	write := func(m *jsonrpc.Message) error {
 		data, err := jsonrpc.Encode(m)
@@ -37,7 +33,11 @@ func (s *Server) ServeStream(ctx context.Context, r io.Reader, w io.Writer) erro
 		_, err = w.Write(append(data, '\n'))
 		return err
 	}
-	ss.notify = write
+	ss.notify = write // before the session is tracked: NotifyToolsChanged reads it
+	if !s.track(ss) {
+		return ErrServerClosed
+	}
+	defer s.untrack(ss)
 
 	frames := make(chan []byte)
 	readErr := make(chan error, 1)
