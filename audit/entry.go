@@ -87,6 +87,16 @@ const (
 // run cancelled", "cancelled: lease lost", "cancelled: caller".
 const ActionToolCall Action = "tool_call"
 
+// The action of the catalogue once it knows what became of a tool call
+// after its cancel went out (mcp.CancelOutcome): one row per cancelled
+// call, beside its tool_call row, a few seconds after it at most. RunID
+// names the run, Host the server's name in andon.yaml, Path the call as
+// tool_call's does; Reason is the outcome — "confirmed" (the stdio
+// server exited), "completed_anyway" (a result came after the cancel:
+// the work was not stopped), "unconfirmed" (the server said nothing, as
+// most revisions allow) — and OK is false only for completed_anyway.
+const ActionCancelOutcome Action = "cancel_outcome"
+
 // The action of the runtime when it stops a tool call's MCP task: one row
 // per tasks/cancel. RunID names the run, Purpose who sent it ("by the
 // worker holding the call", "by NAME", "by the reaper"), Host the server's

@@ -11,6 +11,7 @@ import (
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/audit"
 	"github.com/andonhq/andon/catalogue"
+	"github.com/andonhq/andon/mcp"
 	"github.com/andonhq/andon/mcp/mcptest"
 )
 
@@ -105,4 +106,55 @@ type failingAuditor struct{}
 
 func (failingAuditor) Record(context.Context, audit.Entry) (audit.Row, error) {
 	return audit.Row{}, errors.New("the audit store is gone")
+}
+
+// What became of a cancelled call is told, by server, and is an audit row
+// beside the call's: a result that came anyway, or nothing heard.
+func TestACancelsOutcomeIsAnAuditRow(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "andon.db"))
+	log := audit.New(st, make([]byte, audit.MinKeySize))
+	told := make(chan string, 4)
+	f := newFixture(t, []catalogue.Server{{Name: "s", Command: stdio}}, nil, &catalogue.Options{Audit: log,
+		Client:          &mcp.ClientOptions{CancelOutcomeWindow: 200 * time.Millisecond},
+		OnCancelOutcome: func(server string, o mcp.CancelOutcome) { told <- server + " " + string(o) }})
+	f.tool("mcp_s_late")
+	ctx := context.Background()
+	for step, tool := range []string{"late", "slow"} {
+		cctx, cancel := context.WithCancelCause(agent.WithCall(agent.WithRunID(ctx, "run_1"),
+			agent.CallRef{RunID: "run_1", Step: step + 1, Call: 1, Tool: "mcp_s_" + tool, ArgsDigest: "sha256:ab"}))
+		go func() {
+			f.srv.WaitFor(ctx, func(r mcptest.Record) bool { return r.Kind == mcptest.ToolStarted && r.Tool == tool })
+			cancel(agent.ErrRunCancelled)
+		}()
+		f.call(cctx, "mcp_s_"+tool, `{"ms":60000}`)
+		want := map[string]string{"late": "s completed_anyway", "slow": "s unconfirmed"}[tool]
+		select {
+		case got := <-told:
+			if got != want {
+				t.Errorf("%s: told %q, want %q", tool, got, want)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: no outcome told", tool)
+		}
+	}
+	var rows []audit.Row
+	for deadline := time.Now().Add(30 * time.Second); len(rows) < 2 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		var err error
+		if rows, err = log.List(ctx, audit.Query{Action: audit.ActionCancelOutcome}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(rows) != 2 {
+		t.Fatalf("%d cancel_outcome rows, want 2", len(rows))
+	}
+	byStep := map[string]audit.Row{}
+	for _, r := range rows {
+		byStep[r.Path] = r
+	}
+	for path, want := range map[string]string{"mcp_s_late step=1 call=1 args=sha256:ab": "completed_anyway", "mcp_s_slow step=2 call=1 args=sha256:ab": "unconfirmed"} {
+		r, ok := byStep[path]
+		if !ok || r.Reason != want || r.RunID != "run_1" || r.Host != "s" || r.OK != (want != "completed_anyway") {
+			t.Errorf("row for %s: %+v, want reason %s", path, r, want)
+		}
+	}
 }

@@ -77,6 +77,12 @@ type Options struct {
 	// not called. It runs on the caller's goroutine before Call returns:
 	// keep it short. Nil costs nothing.
 	OnCall func(CallReport)
+	// OnCancelOutcome, if set, is told what became of each call of a
+	// tool that was cancelled once its request had gone out (see
+	// mcp.CancelOutcome), by server: a few seconds after the call at
+	// most. It must not block. With Audit, the outcome is an audit row
+	// too (audit.ActionCancelOutcome).
+	OnCancelOutcome func(server string, outcome mcp.CancelOutcome)
 	// Audit, if set, records one audit row per call of a tool once it
 	// has ended, on every transport (audit.ActionToolCall: the run, the
 	// server, the call as an approval names it, its outcome and, for a

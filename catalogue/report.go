@@ -8,6 +8,7 @@ import (
 
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/audit"
+	"github.com/andonhq/andon/mcp"
 )
 
 // CallReport is what [Options].OnCall is told of one call of a tool.
@@ -51,21 +52,50 @@ const auditBudget = 10 * time.Second
 
 // audit records the call's audit row (audit.ActionToolCall).
 func (t *Tool) audit(ctx context.Context, args json.RawMessage, start time.Time, r CallReport) {
-	ref, ok := agent.CallFrom(ctx)
-	if !ok { // a call made outside a run's executor: named by tool and arguments
-		ref = agent.CallRef{Tool: t.name, ArgsDigest: agent.ArgsDigest(args)}
-	}
-	path := agent.DescribeCall(ref)
-	if !ok {
-		path = t.name + " args=" + ref.ArgsDigest
-	}
 	e := audit.Entry{Time: start, Action: audit.ActionToolCall, Purpose: "mcp tools/call", RunID: agent.RunIDFrom(ctx),
-		Host: t.srv.cfg.Name, Path: path, OK: r.Outcome == agent.OutcomeOK, Reason: callReason(ctx, r), Duration: r.Took}
+		Host: t.srv.cfg.Name, Path: t.callPath(ctx, args), OK: r.Outcome == agent.OutcomeOK, Reason: callReason(ctx, r), Duration: r.Took}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditBudget)
 	defer cancel()
 	if _, err := t.srv.cat.opts.Audit.Record(actx, e); err != nil {
 		t.srv.logger.Warn("catalogue: auditing a tool call failed", "tool", t.name, "run", e.RunID, "error", err)
 	}
+}
+
+// cancelOutcome is the call's mcp.CallOptions OnCancelOutcome: the
+// outcome goes to Options.OnCancelOutcome and, with Audit, to its audit
+// row, written aside (the hook must not block). Nil when neither is set.
+func (t *Tool) cancelOutcome(ctx context.Context, args json.RawMessage) func(mcp.CancelOutcome) {
+	opts := t.srv.cat.opts
+	if opts.OnCancelOutcome == nil && opts.Audit == nil {
+		return nil
+	}
+	server := t.srv.cfg.Name
+	return func(o mcp.CancelOutcome) {
+		if opts.OnCancelOutcome != nil {
+			opts.OnCancelOutcome(server, o)
+		}
+		if opts.Audit == nil {
+			return
+		}
+		e := audit.Entry{Time: time.Now(), Action: audit.ActionCancelOutcome, Purpose: "mcp tools/call", RunID: agent.RunIDFrom(ctx),
+			Host: server, Path: t.callPath(ctx, args), OK: o != mcp.CancelCompletedAnyway, Reason: string(o)}
+		t.srv.cat.goAside(func() {
+			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditBudget)
+			defer cancel()
+			if _, err := opts.Audit.Record(actx, e); err != nil {
+				t.srv.logger.Warn("catalogue: auditing a cancel's outcome failed", "tool", t.name, "run", e.RunID, "error", err)
+			}
+		})
+	}
+}
+
+// callPath names the call in its audit rows as an approval names it, or,
+// for a call made outside a run's executor, by tool and arguments' digest.
+func (t *Tool) callPath(ctx context.Context, args json.RawMessage) string {
+	if ref, ok := agent.CallFrom(ctx); ok {
+		return agent.DescribeCall(ref)
+	}
+	return t.name + " args=" + agent.ArgsDigest(args)
 }
 
 // callReason is a tool call's audit reason: a fixed literal (see

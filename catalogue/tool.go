@@ -257,6 +257,7 @@ func (t *Tool) call(ctx context.Context, args json.RawMessage) (*agent.ToolResul
 		Timeout:                b.Timeout,
 		ResetTimeoutOnProgress: *b.ProgressResetsTimeout,
 		MaxTotalTimeout:        b.MaxTimeout,
+		OnCancelOutcome:        t.cancelOutcome(ctx, args),
 	}
 	t.taskOptions(ctx, c.client, opts) // task.go: the runtime keeps the call's task, if it becomes one
 	res, err := c.client.CallTool(bctx, t.remote.Name, a, opts)

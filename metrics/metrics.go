@@ -27,6 +27,7 @@ import (
 //	andon_tool_calls_total{server,outcome}            counter
 //	andon_tool_call_duration_seconds{server,outcome}  histogram
 //	andon_cancel_to_wire_seconds{transport}           histogram
+//	andon_cancel_outcomes_total{server,outcome}       counter: what became of cancelled calls
 //	andon_watcher_store_reads_total{read}             counter: read is poll or watch (fresh)
 //	andon_api_denied_total{status,reason}             counter: every request the API refused
 //	andon_server_import_failures_total{server}        counter
@@ -42,7 +43,7 @@ import (
 // The process feeds them through hooks: [Metrics.ToolCall] is a
 // [catalogue.Options] OnCall, [Metrics.ServerImport] its OnImport,
 // [Metrics.CancelSent] an mcp.ClientOptions
-// OnCancelSent, and [Metrics.CountWatcherReads] reads a watcher's count at
+// OnCancelSent, [Metrics.CancelOutcome] its OnCancelOutcome, and [Metrics.CountWatcherReads] reads a watcher's count at
 // scrape time. andon_runs is read from the store at each scrape, in one
 // query, only by [Metrics.HandlerWithRuns], the API's GET /metrics, since
 // every process on a database would report the same numbers.
@@ -51,6 +52,7 @@ type Metrics struct {
 	calls        *prometheus.CounterVec
 	callSeconds  *prometheus.HistogramVec
 	cancelToWire *prometheus.HistogramVec
+	cancelOuts   *prometheus.CounterVec
 	apiDenied    *prometheus.CounterVec
 	importFails  *prometheus.CounterVec
 	logger       *slog.Logger
@@ -83,6 +85,10 @@ func New(logger *slog.Logger) *Metrics {
 			Help:    "From a call's context ending to its cancellation being on the wire (notification written or POSTed, or response stream closed), by transport.",
 			Buckets: cancelBuckets,
 		}, []string{"transport"}),
+		cancelOuts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "andon_cancel_outcomes_total",
+			Help: "What became of tool calls after their cancel went out, by server: confirmed (the stdio server exited), completed_anyway (a result came after the cancel: the server did not stop), unconfirmed (nothing was heard).",
+		}, []string{"server", "outcome"}),
 		apiDenied: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "andon_api_denied_total",
 			Help: "Requests the API refused, by status (401, 403) and reason; every one, also those the audit log counts in one row.",
@@ -92,7 +98,7 @@ func New(logger *slog.Logger) *Metrics {
 			Help: "Imports of an MCP server's tools that failed (the server is left out of runs' tool lists until one succeeds), by server.",
 		}, []string{"server"}),
 	}
-	m.reg.MustRegister(m.calls, m.callSeconds, m.cancelToWire, m.apiDenied, m.importFails,
+	m.reg.MustRegister(m.calls, m.callSeconds, m.cancelToWire, m.cancelOuts, m.apiDenied, m.importFails,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -119,6 +125,14 @@ func (m *Metrics) ServerImport(server string, err error) {
 // an mcp.ClientOptions OnCancelSent.
 func (m *Metrics) CancelSent(transport string, d time.Duration) {
 	m.cancelToWire.WithLabelValues(transport).Observe(d.Seconds())
+}
+
+// CancelOutcome counts what became of a cancelled call of server's: the
+// catalogue's OnCancelOutcome, outcome being an mcp.CancelOutcome
+// (confirmed, completed_anyway, unconfirmed), so that an operator can see
+// which servers honour a stop.
+func (m *Metrics) CancelOutcome(server, outcome string) {
+	m.cancelOuts.WithLabelValues(server, outcome).Inc()
 }
 
 // Denied counts a request the API refused with status (401 or 403).

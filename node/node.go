@@ -167,8 +167,11 @@ func New(ctx context.Context, cfg *Config) (_ *Node, err error) {
 		Settings:   n.store, // operators' tool settings, applied by every process
 		Client:     &mcp.ClientOptions{OnCancelSent: n.metrics.CancelSent},
 		OnCall:     n.metrics.ToolCall,
-		Audit:      n.audit, // one row per tool call, stdio's too
-		OnImport:   n.metrics.ServerImport,
+		OnCancelOutcome: func(server string, o mcp.CancelOutcome) {
+			n.metrics.CancelOutcome(server, string(o))
+		},
+		Audit:    n.audit, // one row per tool call, stdio's too
+		OnImport: n.metrics.ServerImport,
 		// A server's question during a run goes to the run's operator.
 		Elicitation: true,
 	}); err != nil {
