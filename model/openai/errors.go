@@ -1,14 +1,11 @@
 package openai
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
 	"unicode/utf8"
-
-	oai "github.com/openai/openai-go/v3"
 )
 
 // APIError is the provider's answer when it is not a 2xx: the HTTP status
@@ -53,27 +50,6 @@ func (e *APIError) Error() string {
 		b.WriteString(e.Message)
 	}
 	return b.String()
-}
-
-// callError turns what the library returned for a failed call into this
-// package's error. The library's own API error is not wrapped: it holds the
-// request, headers and all.
-func (m *Model) callError(err error, resp *http.Response) error {
-	var ae *oai.Error
-	if errors.As(err, &ae) {
-		e := &APIError{StatusCode: ae.StatusCode, Type: ae.Type, Code: ae.Code, Param: ae.Param}
-		if e.StatusCode != http.StatusUnauthorized && e.StatusCode != http.StatusForbidden {
-			e.Message = m.redact(ae.Message)
-		}
-		e.Type, e.Code, e.Param = m.redact(e.Type), m.redact(e.Code), m.redact(e.Param)
-		return e
-	}
-	if resp != nil && (resp.StatusCode < 200 || resp.StatusCode > 299) {
-		// An error status whose body is not an error object (a proxy's
-		// page, a plain-text error), or a redirect, never followed.
-		return &APIError{StatusCode: resp.StatusCode}
-	}
-	return fmt.Errorf("openai: model call: %w", err)
 }
 
 // keyLike matches what providers and proxies echo of a credential.

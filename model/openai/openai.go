@@ -26,8 +26,20 @@
 // # Retries
 //
 // None by default: one Complete is one request, so one audit row. Set
-// [Config.MaxRetries] to retry on a connection error, 408, 409, 429 or 5xx;
-// each retry is a new request, audited on its own.
+// [Config.MaxRetries] to retry on a connection error, 408, 409, 429 or 5xx
+// (or whatever the provider's x-should-retry header says); each retry is a
+// new request, audited on its own. The wait before a retry is what the
+// provider's Retry-After-Ms or Retry-After asks for, up to a minute, or
+// else half a second doubling up to 8 s, less up to a quarter at random;
+// a cancelled ctx ends it.
+//
+// # The client
+//
+// The HTTP client is this package's own, a few hundred lines over
+// net/http: the OpenAI Go library keeps chat completions in its root
+// package with every other API (responses, realtime, audio, fine-tuning,
+// …), and importing it cost more than half of a cold build of andon (see
+// docs/build.md). Nothing is streamed: one request, one JSON answer.
 //
 // # Mapping
 //
@@ -61,11 +73,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-
-	oai "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/param"
-	"github.com/openai/openai-go/v3/shared"
+	"strings"
 
 	"github.com/andonhq/andon/model"
 )
@@ -113,8 +121,8 @@ type Config struct {
 // Model is a [model.Model] over the chat-completions API. It keeps no state
 // between calls: one Model may serve any number of runs at once.
 type Model struct {
-	cfg Config // its APIKey only to redact it from error messages
-	svc oai.ChatCompletionService
+	cfg      Config // its HTTPClient never nil
+	endpoint string // BaseURL + "/chat/completions"
 }
 
 var _ model.Model = (*Model)(nil)
@@ -143,22 +151,10 @@ func New(cfg Config) (*Model, error) {
 	if cfg.MaxTokens < 0 || cfg.MaxCompletionTokens < 0 || cfg.MaxRetries < 0 {
 		return nil, errors.New("openai: Config.MaxTokens, MaxCompletionTokens and MaxRetries may not be negative")
 	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
+	m := &Model{cfg: cfg, endpoint: strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions"}
+	if m.cfg.HTTPClient == nil {
+		m.cfg.HTTPClient = &http.Client{}
 	}
-	// Built from options only: openai.NewClient would read OPENAI_API_KEY
-	// and other variables from the environment.
-	opts := []option.RequestOption{
-		option.WithBaseURL(cfg.BaseURL),
-		option.WithHTTPClient(hc),
-		option.WithMaxRetries(cfg.MaxRetries),
-	}
-	if cfg.APIKey != "" {
-		opts = append(opts, option.WithAPIKey(cfg.APIKey))
-	}
-	m := &Model{cfg: cfg, svc: oai.NewChatCompletionService(opts...)}
-	m.cfg.HTTPClient = nil // held by svc
 	if cfg.Temperature != nil {
 		t := *cfg.Temperature
 		m.cfg.Temperature = &t
@@ -176,36 +172,34 @@ func (m *Model) Complete(ctx context.Context, req *model.Request) (*model.Respon
 	if req == nil {
 		req = &model.Request{}
 	}
-	params, err := m.params(req)
+	body, err := m.params(req)
 	if err != nil {
 		return nil, err
 	}
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	// The response is kept, even on error, for its status.
-	var httpResp *http.Response
-	c, err := m.svc.New(ctx, params, option.WithResponseInto(&httpResp))
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("openai: encoding the request: %w", err)
+	}
+	c, err := m.send(ctx, b)
 	if err != nil {
 		if cerr := ctxErr(ctx); cerr != nil {
 			return nil, cerr
 		}
-		return nil, m.callError(err, httpResp)
+		return nil, err
 	}
 	return response(c, turn(req))
 }
 
 // params maps a request onto the API's.
-func (m *Model) params(req *model.Request) (oai.ChatCompletionNewParams, error) {
-	p := oai.ChatCompletionNewParams{Model: shared.ChatModel(m.cfg.Model)}
-	if m.cfg.MaxTokens > 0 {
-		p.MaxTokens = param.NewOpt(m.cfg.MaxTokens)
-	}
-	if m.cfg.MaxCompletionTokens > 0 {
-		p.MaxCompletionTokens = param.NewOpt(m.cfg.MaxCompletionTokens)
-	}
-	if m.cfg.Temperature != nil {
-		p.Temperature = param.NewOpt(*m.cfg.Temperature)
+func (m *Model) params(req *model.Request) (*chatRequest, error) {
+	p := &chatRequest{
+		Model:               m.cfg.Model,
+		MaxTokens:           m.cfg.MaxTokens,
+		MaxCompletionTokens: m.cfg.MaxCompletionTokens,
+		Temperature:         m.cfg.Temperature,
 	}
 	if len(req.Messages) == 0 {
 		return p, errors.New("openai: the request has no messages")
@@ -222,72 +216,67 @@ func (m *Model) params(req *model.Request) (oai.ChatCompletionNewParams, error) 
 		if err != nil {
 			return p, fmt.Errorf("openai: tool %q: %w", t.Name, err)
 		}
-		p.Tools = append(p.Tools, oai.ChatCompletionFunctionTool(fp))
+		p.Tools = append(p.Tools, chatTool{Type: "function", Function: fp})
 	}
 	return p, nil
 }
 
-func message(msg model.Message) (oai.ChatCompletionMessageParamUnion, error) {
+func message(msg model.Message) (chatMessage, error) {
+	text := msg.Text
 	switch msg.Role {
-	case model.RoleSystem:
-		return oai.SystemMessage(msg.Text), nil
-	case model.RoleUser:
-		return oai.UserMessage(msg.Text), nil
+	case model.RoleSystem, model.RoleUser:
+		return chatMessage{Role: string(msg.Role), Content: &text}, nil
 	case model.RoleTool:
 		if msg.ToolCallID == "" {
-			return oai.ChatCompletionMessageParamUnion{}, errors.New("a tool message needs the id of the call it answers (tool_call_id)")
+			return chatMessage{}, errors.New("a tool message needs the id of the call it answers (tool_call_id)")
 		}
-		return oai.ToolMessage(msg.Text, msg.ToolCallID), nil
+		return chatMessage{Role: "tool", Content: &text, ToolCallID: msg.ToolCallID}, nil
 	case model.RoleAssistant:
-		a := oai.ChatCompletionAssistantMessageParam{}
+		a := chatMessage{Role: "assistant"}
 		// With tool calls and no text, content is left out (null), as the
 		// API allows; a plain answer always has content.
 		if msg.Text != "" || len(msg.ToolCalls) == 0 {
-			a.Content.OfString = param.NewOpt(msg.Text)
+			a.Content = &text
 		}
 		for j, c := range msg.ToolCalls {
 			if c.ID == "" || c.Name == "" {
-				return oai.ChatCompletionMessageParamUnion{}, fmt.Errorf("tool call %d has no id or no name", j+1)
+				return chatMessage{}, fmt.Errorf("tool call %d has no id or no name", j+1)
 			}
 			args := "{}"
 			if len(c.Arguments) > 0 {
 				args = string(c.Arguments)
 			}
-			a.ToolCalls = append(a.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{
-				OfFunction: &oai.ChatCompletionMessageFunctionToolCallParam{
-					ID:       c.ID,
-					Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: args},
-				},
+			a.ToolCalls = append(a.ToolCalls, chatToolCall{
+				ID:       c.ID,
+				Type:     "function",
+				Function: chatFunctionCall{Name: c.Name, Arguments: args},
 			})
 		}
-		return oai.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
+		return a, nil
 	default:
-		return oai.ChatCompletionMessageParamUnion{}, fmt.Errorf("unknown role %q", msg.Role)
+		return chatMessage{}, fmt.Errorf("unknown role %q", msg.Role)
 	}
 }
 
-func tool(t model.ToolSpec) (shared.FunctionDefinitionParam, error) {
+// emptyObjectSchema is the parameters of a tool with no input schema.
+const emptyObjectSchema = `{"type":"object","properties":{}}`
+
+func tool(t model.ToolSpec) (chatFunction, error) {
 	if t.Name == "" {
-		return shared.FunctionDefinitionParam{}, errors.New("no name")
+		return chatFunction{}, errors.New("no name")
 	}
-	fp := shared.FunctionDefinitionParam{
-		Name:       t.Name,
-		Parameters: shared.FunctionParameters{"type": "object", "properties": map[string]any{}},
-	}
-	if t.Description != "" {
-		fp.Description = param.NewOpt(t.Description)
-	}
+	fp := chatFunction{Name: t.Name, Description: t.Description, Parameters: json.RawMessage(emptyObjectSchema)}
 	if len(t.InputSchema) > 0 && string(t.InputSchema) != "null" {
-		// Each member is kept as raw JSON, so that the schema goes out as
-		// it came in (numbers included).
+		// The schema goes out as it came in (numbers included), compacted.
 		var members map[string]json.RawMessage
 		if err := json.Unmarshal(t.InputSchema, &members); err != nil || members == nil {
 			return fp, errors.New("its input schema is not a JSON object")
 		}
-		fp.Parameters = make(shared.FunctionParameters, len(members))
-		for k, v := range members {
-			fp.Parameters[k] = v
+		var b bytes.Buffer
+		if err := json.Compact(&b, t.InputSchema); err != nil {
+			return fp, errors.New("its input schema is not a JSON object")
 		}
+		fp.Parameters = b.Bytes()
 	}
 	return fp, nil
 }
@@ -305,7 +294,7 @@ func turn(req *model.Request) int {
 }
 
 // response maps the first choice of an answer onto a model turn.
-func response(c *oai.ChatCompletion, turn int) (*model.Response, error) {
+func response(c *chatCompletion, turn int) (*model.Response, error) {
 	if c == nil || len(c.Choices) == 0 {
 		return nil, errors.New("openai: the answer has no choices")
 	}
@@ -328,7 +317,7 @@ func response(c *oai.ChatCompletion, turn int) (*model.Response, error) {
 		resp.ToolCalls = append(resp.ToolCalls, model.ToolCall{
 			ID:        id,
 			Name:      tc.Function.Name,
-			Arguments: arguments(tc.Function.Arguments),
+			Arguments: arguments(tc.Function.arguments()),
 		})
 	}
 	if resp.Text == "" && len(resp.ToolCalls) == 0 {
