@@ -167,7 +167,10 @@ const demoConfig = `# andon's MCP servers. andon serve wrote this demo on first 
 # freely. "@andon" runs this andon binary (here: its scriptable test server).
 servers:
   - name: demo
-    command: ["@andon", "mcptest", "serve"]
+    # -record: the server appends every message it receives, and what its
+    # tools did, to demo-record.jsonl in the directory serve runs in: the
+    # notifications/cancelled of a cancelled run's call shows there.
+    command: ["@andon", "mcptest", "serve", "-record", "demo-record.jsonl"]
     # Imported tools are non-idempotent writes that need an operator's
     # approval unless said otherwise; the demo's are harmless.
     requires_approval: false

@@ -591,6 +591,14 @@ func TestServeFirstStart(t *testing.T) {
 			t.Errorf("andon show does not say %q:\n%s", want, r.stdout)
 		}
 	}
+	// The demo server was told, and says so in the record the demo config
+	// has it write (the README greps it).
+	waitForRecord(t, filepath.Join(dir, "demo-record.jsonl"), func(r mcptest.Record) bool {
+		return r.Kind == mcptest.Received && r.Method == "notifications/cancelled"
+	})
+	waitForRecord(t, filepath.Join(dir, "demo-record.jsonl"), func(r mcptest.Record) bool {
+		return r.Kind == mcptest.ToolCancelled && r.Tool == "slow"
+	})
 	p.stop()
 
 	// A second start keeps the config as the operator left it.
