@@ -25,7 +25,7 @@ import (
 )
 
 // updateScreenshot, set to 1, makes TestConsoleInBrowser also write the run
-// page's screenshot to docs/console.png (the README shows it).
+// page's screenshot to docs/console.png (docs/walkthrough.md shows it).
 const updateScreenshot = "ANDON_UPDATE_SCREENSHOT"
 
 // needChromium returns the path of a Chromium for a browser test. Without

@@ -14,7 +14,7 @@ import (
 
 // updateConnectScreenshot, set to 1, makes TestConsoleConnectInBrowser also
 // write the servers page after Connect to docs/console-connect.png (the
-// README shows it).
+// docs/oauth.md shows it).
 const updateConnectScreenshot = "ANDON_UPDATE_SCREENSHOT"
 
 // TestConsoleConnectInBrowser: andon serve with a server behind OAuth
