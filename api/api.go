@@ -258,6 +258,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.route(mux, "GET /v1/ready", anyone, s.ready)
 	s.route(mux, "GET /v1/openapi.json", anyone, serveOpenAPI)
 	s.eventRoutes(mux)
+	s.gatewayRoutes(mux) // the gateway's sessions: see gateway.go
 	s.consoleRoutes(mux)
 	if cfg.MCP != nil {
 		for _, method := range []string{"GET", "POST", "DELETE"} {

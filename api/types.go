@@ -24,7 +24,10 @@ type Run struct {
 	RequestOmitted bool `json:"request_omitted,omitempty"`
 	// Pending is the call a run waiting for approval waits on: what an
 	// approval approves.
-	Pending    *PendingCall `json:"pending,omitempty"`
+	Pending *PendingCall `json:"pending,omitempty"`
+	// Gateway, for a call an MCP client made through the gateway, says
+	// which: its tool, client and session (see GET /v1/gateway/sessions).
+	Gateway    *GatewayCall `json:"gateway,omitempty"`
 	CreatedAt  time.Time    `json:"created_at"`
 	StartedAt  *time.Time   `json:"started_at,omitempty"`
 	FinishedAt *time.Time   `json:"finished_at,omitempty"`
@@ -129,6 +132,7 @@ func toRun(r *agent.Run) Run {
 			out.Pending.Args = json.RawMessage(`{}`)
 		}
 	}
+	out.Gateway = gatewayCall(r.Request)
 	if !r.StartedAt.IsZero() {
 		t := r.StartedAt
 		out.StartedAt = &t

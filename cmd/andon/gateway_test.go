@@ -164,3 +164,72 @@ func waitRecord(t *testing.T, rec string, match func(mcptest.Record) bool) {
 	}
 	t.Fatalf("%s never held the record waited for", filepath.Base(rec))
 }
+
+// An operator lists the gateway's sessions and stops one whole: every call
+// of it is cancelled, each upstream call told, each answered as stopped.
+func TestGatewaySessionsAreListedAndStopped(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "record.jsonl")
+	p := startServe(t, dir, testConfig(rec, false))
+	c := gatewayClient(t, dir)
+	answers := make(chan *mcp.CallToolResult, 2)
+	for range 2 {
+		go func() {
+			res, _ := c.CallTool(context.Background(), "mcp_e2e_slow", map[string]any{"ms": 600000}, &mcp.CallOptions{Timeout: time.Hour})
+			answers <- res
+		}()
+	}
+	var sessions []api.GatewaySession
+	for deadline := time.Now().Add(2 * patience); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		var err error
+		if sessions, err = p.client().ListGatewaySessions(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if len(sessions) == 1 && len(sessions[0].Calls) == 2 {
+			break
+		}
+	}
+	if len(sessions) != 1 || len(sessions[0].Calls) != 2 || sessions[0].Client != "andon" || sessions[0].Owner != "gateway" {
+		t.Fatalf("sessions %+v, want one of client andon with two calls", sessions)
+	}
+	s := sessions[0]
+	list := p.andon("sessions")
+	list.check(t, exitOK)
+	if !strings.Contains(list.stdout, s.Session) || strings.Count(list.stdout, "mcp_e2e_slow") != 2 {
+		t.Errorf("andon sessions printed:\n%s", list.stdout)
+	}
+	show := p.andon("show", s.Calls[0].ID)
+	show.check(t, exitOK)
+	if !strings.Contains(show.stdout, "gateway call: mcp_e2e_slow") || !strings.Contains(show.stdout, s.Session) {
+		t.Errorf("andon show printed:\n%s", show.stdout)
+	}
+	stop := p.andon("sessions", "--cancel", s.Session)
+	stop.check(t, exitOK)
+	if strings.Count(stop.stdout, "cancelled run_") != 2 {
+		t.Errorf("andon sessions --cancel printed:\n%s", stop.stdout)
+	}
+	for range 2 {
+		select {
+		case res := <-answers:
+			if res == nil || !res.IsError || !strings.Contains(res.Text(), "stopped by an operator") {
+				t.Errorf("client got %+v", res)
+			}
+		case <-time.After(2 * patience):
+			t.Fatal("a call of the stopped session was not answered")
+		}
+	}
+	recs, err := mcptest.ReadRecords(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancelled := 0
+	for _, r := range recs {
+		if r.Kind == mcptest.ToolCancelled && r.Tool == "slow" {
+			cancelled++
+		}
+	}
+	if cancelled != 2 {
+		t.Errorf("upstream saw %d calls cancelled, want 2", cancelled)
+	}
+}

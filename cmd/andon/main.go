@@ -64,6 +64,7 @@ func commands() []command {
 		{"runs", "list runs", runRuns},
 		{"show", "show a run: steps, write fence, audit rows", runShow},
 		{"cancel", "cancel a run; its call in flight stops on the wire", runCancel},
+		{"sessions", "list the gateway's MCP sessions and their calls; cancel one (--cancel)", runSessions},
 		{"approve", "approve the tool call a run waits on", runApprove},
 		{"deny", "deny the tool call a run waits on", runDeny},
 		{"answer", "answer the question a server asked during a run", runAnswer},

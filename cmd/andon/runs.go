@@ -348,6 +348,9 @@ func runShow(ctx context.Context, e *env, args []string) int {
 		fence = "clear"
 	}
 	fmt.Fprintf(e.stdout, "  write fence: %s\n", fence)
+	if g := r.Gateway; g != nil {
+		fmt.Fprintf(e.stdout, "  gateway call: %s for client %q, session %s (andon sessions)\n", printable(g.Tool), printable(g.Client), printable(g.Session))
+	}
 	if p := r.Pending; p != nil {
 		printPending(e, r.ID, p)
 	}
