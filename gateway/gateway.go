@@ -49,8 +49,9 @@ type Gateway struct {
 	owner  func(ctx context.Context, peer *mcp.Peer) string
 	logger *slog.Logger
 
-	mu     sync.Mutex
-	owners map[string]string // each session's owner, fixed by its first call
+	mu             sync.Mutex
+	owners         map[string]string // each session's owner, fixed by its first call
+	resourceServer map[string]string // the server of each resource URI, as last listed
 }
 
 // New returns a gateway serving cat's tools, each call made by rt (whose

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -163,6 +164,7 @@ func TestGatewayListsAndCallsTheCataloguesTools(t *testing.T) {
 	for _, up := range upstreams {
 		for _, down := range downstreams {
 			t.Run(up.name+" to "+down.name, func(t *testing.T) {
+				t.Parallel()
 				f := newFixture(t, up, false)
 				c := f.connect(t, down, nil)
 				tools, err := c.ListTools(t.Context(), nil)
@@ -203,6 +205,7 @@ func TestGatewayTranslatesCancellation(t *testing.T) {
 	for _, up := range upstreams {
 		for _, down := range downstreams {
 			t.Run(up.name+" to "+down.name, func(t *testing.T) {
+				t.Parallel()
 				f := newFixture(t, up, false)
 				c := f.connect(t, down, nil)
 				ctx, cancel := context.WithCancel(t.Context())
@@ -241,6 +244,7 @@ func TestGatewayTranslatesCancellation(t *testing.T) {
 func TestGatewayOperatorStop(t *testing.T) {
 	for _, down := range downstreams {
 		t.Run(down.name, func(t *testing.T) {
+			t.Parallel()
 			f := newFixture(t, upstreams[0], false)
 			c := f.connect(t, down, nil)
 			type answer struct {
@@ -297,4 +301,50 @@ func waitAuditCall(t *testing.T, f *fixture, id string) audit.Row {
 	}
 	t.Fatalf("no tool_call audit row for run %s", id)
 	return audit.Row{}
+}
+
+// The servers' resources and prompts reach the client too: resources under
+// their own URIs, prompts under their local names.
+func TestGatewayServesResourcesAndPrompts(t *testing.T) {
+	for _, down := range downstreams {
+		t.Run(down.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, upstreams[0], false)
+			c := f.connect(t, down, nil)
+			var uris []string
+			for r, err := range c.ListResources(t.Context(), nil) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				uris = append(uris, r.URI)
+			}
+			if !slices.Contains(uris, "mcptest://static/hello") {
+				t.Fatalf("resources %v", uris)
+			}
+			res, err := c.ReadResource(t.Context(), "mcptest://static/hello", nil)
+			if err != nil || len(res.Contents) != 1 || res.Contents[0].URI != "mcptest://static/hello" || res.Contents[0].Text == "" {
+				t.Errorf("read: %+v, %v", res, err)
+			}
+			if _, err := c.ReadResource(t.Context(), "mcptest://nowhere", nil); !errors.Is(err, &mcp.RPCError{Code: mcp.CodeResourceNotFound}) {
+				t.Errorf("reading an unknown resource: %v", err)
+			}
+			var prompts []string
+			for p, err := range c.ListPrompts(t.Context(), nil) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				prompts = append(prompts, p.Name)
+			}
+			if !slices.Contains(prompts, "mcp_s_greet") {
+				t.Fatalf("prompts %v", prompts)
+			}
+			got, err := c.GetPrompt(t.Context(), "mcp_s_greet", map[string]string{"name": "Ada"}, nil)
+			if err != nil || len(got.Messages) == 0 || !strings.Contains(got.Messages[0].Content.Text, "Ada") {
+				t.Errorf("prompt: %+v, %v", got, err)
+			}
+			if _, err := c.GetPrompt(t.Context(), "mcp_s_nope", nil, nil); !errors.Is(err, &mcp.RPCError{Code: mcp.CodeInvalidParams}) {
+				t.Errorf("an unknown prompt: %v", err)
+			}
+		})
+	}
 }

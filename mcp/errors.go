@@ -38,6 +38,9 @@ const (
 	CodeHeaderMismatch             = jsonrpc.CodeHeaderMismatch
 	CodeMissingClientCapability    = jsonrpc.CodeMissingClientCapability
 	CodeUnsupportedProtocolVersion = jsonrpc.CodeUnsupportedProtocolVersion
+	// CodeResourceNotFound is the MCP specification's code for a
+	// resources/read of a URI the server does not have.
+	CodeResourceNotFound = -32002
 )
 
 // RPCError is an error response from the server. A tool that fails reports

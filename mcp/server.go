@@ -27,6 +27,22 @@ type ToolServer interface {
 	CallTool(ctx context.Context, call *ToolCall) (*CallToolResult, error)
 }
 
+// A ResourceServer is a [ToolServer] that serves resources too: a
+// [Server] whose ToolServer is one declares the resources capability and
+// answers resources/list and resources/read.
+type ResourceServer interface {
+	ListResources(ctx context.Context, peer *Peer) ([]Resource, error)
+	ReadResource(ctx context.Context, peer *Peer, uri string) (*ReadResourceResult, error)
+}
+
+// A PromptServer is a [ToolServer] that serves prompts too: a [Server]
+// whose ToolServer is one declares the prompts capability and answers
+// prompts/list and prompts/get.
+type PromptServer interface {
+	ListPrompts(ctx context.Context, peer *Peer) ([]Prompt, error)
+	GetPrompt(ctx context.Context, peer *Peer, name string, args map[string]string) (*GetPromptResult, error)
+}
+
 // Peer is the client a request came from, as the server knows it.
 type Peer struct {
 	// Session names the client's session: its Streamable HTTP session

@@ -126,6 +126,7 @@ type incomingParams struct {
 		ClientInfo         *Implementation `json:"io.modelcontextprotocol/clientInfo"`
 	} `json:"_meta"`
 	Cursor          string          `json:"cursor"`
+	URI             string          `json:"uri"` // resources/read
 	Name            string          `json:"name"`
 	Arguments       json.RawMessage `json:"arguments"`
 	ProtocolVersion string          `json:"protocolVersion"` // initialize
@@ -203,7 +204,7 @@ func (ss *serverSession) dispatch(ctx context.Context, m *jsonrpc.Message, out s
 		}
 		return map[string]any{
 			"supportedVersions": s.modernVersions(),
-			"capabilities":      serverCapabilities(),
+			"capabilities":      s.capabilities(),
 			"instructions":      s.opts.Instructions,
 			"ttlMs":             0,
 			"cacheScope":        "private",
@@ -221,7 +222,7 @@ func (ss *serverSession) dispatch(ctx context.Context, m *jsonrpc.Message, out s
 		ss.mu.Lock()
 		ss.version, ss.client = v, p.ClientInfo
 		ss.mu.Unlock()
-		res := map[string]any{"protocolVersion": v, "capabilities": serverCapabilities(), "serverInfo": s.opts.Implementation}
+		res := map[string]any{"protocolVersion": v, "capabilities": s.capabilities(), "serverInfo": s.opts.Implementation}
 		if s.opts.Instructions != "" {
 			res["instructions"] = s.opts.Instructions
 		}
@@ -235,6 +236,52 @@ func (ss *serverSession) dispatch(ctx context.Context, m *jsonrpc.Message, out s
 		return ss.listTools(ctx, p, modern)
 	case "tools/call":
 		return ss.callTool(ctx, p, modern)
+	case "resources/list", "resources/read":
+		rs, ok := s.tools.(ResourceServer)
+		if !ok {
+			return nil, methodNotFound(m.Method)
+		}
+		if m.Method == "resources/list" {
+			list, err := rs.ListResources(ctx, ss.peer(p))
+			if err != nil {
+				return nil, rpcError(err)
+			}
+			return pageOf("resources", list, p.Cursor, ss.s.opts.PageSize, modern)
+		}
+		if p.URI == "" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "resources/read needs a uri"}
+		}
+		res, err := rs.ReadResource(ctx, ss.peer(p), p.URI)
+		if err != nil {
+			return nil, rpcError(err)
+		}
+		return withResultType(res, modern)
+	case "prompts/list", "prompts/get":
+		ps, ok := s.tools.(PromptServer)
+		if !ok {
+			return nil, methodNotFound(m.Method)
+		}
+		if m.Method == "prompts/list" {
+			list, err := ps.ListPrompts(ctx, ss.peer(p))
+			if err != nil {
+				return nil, rpcError(err)
+			}
+			return pageOf("prompts", list, p.Cursor, ss.s.opts.PageSize, modern)
+		}
+		if p.Name == "" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "prompts/get needs a name"}
+		}
+		var args map[string]string
+		if len(p.Arguments) > 0 && string(p.Arguments) != "null" {
+			if err := json.Unmarshal(p.Arguments, &args); err != nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "prompt arguments are strings: " + err.Error()}
+			}
+		}
+		res, err := ps.GetPrompt(ctx, ss.peer(p), p.Name, args)
+		if err != nil {
+			return nil, rpcError(err)
+		}
+		return withResultType(res, modern)
 	case "subscriptions/listen":
 		if !modern {
 			return nil, methodNotFound(m.Method)
@@ -261,10 +308,18 @@ func (s *Server) modernVersions() []string {
 	return vs
 }
 
-// serverCapabilities are what a Server declares: tools, whose list may
-// change. On 2026-07-28 list changes travel on subscriptions/listen.
-func serverCapabilities() map[string]any {
-	return map[string]any{"tools": map[string]any{"listChanged": true}}
+// capabilities are what s declares: tools, whose list may change (on
+// 2026-07-28 list changes travel on subscriptions/listen), and resources
+// and prompts if its ToolServer serves them.
+func (s *Server) capabilities() map[string]any {
+	caps := map[string]any{"tools": map[string]any{"listChanged": true}}
+	if _, ok := s.tools.(ResourceServer); ok {
+		caps["resources"] = map[string]any{}
+	}
+	if _, ok := s.tools.(PromptServer); ok {
+		caps["prompts"] = map[string]any{}
+	}
+	return caps
 }
 
 // rpcError is the error response for err, a ToolServer's error.
@@ -281,24 +336,49 @@ func (ss *serverSession) listTools(ctx context.Context, p *incomingParams, moder
 	if err != nil {
 		return nil, rpcError(err)
 	}
+	return pageOf("tools", tools, p.Cursor, ss.s.opts.PageSize, modern)
+}
+
+// withResultType is res as its revision sends it: on 2026-07-28 with its
+// resultType.
+func withResultType(res any, modern bool) (any, *jsonrpc.Error) {
+	if !modern {
+		return res, nil
+	}
+	raw, err := json.Marshal(res)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "encoding the result: " + err.Error()}
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "encoding the result: " + err.Error()}
+	}
+	m["resultType"] = json.RawMessage(`"complete"`)
+	return m, nil
+}
+
+// pageOf is the page of items that cursor names, as a listing's result
+// under key: size items at most (all when zero), the cursor being the
+// index of the page's first item.
+func pageOf[T any](key string, items []T, cursor string, size int, modern bool) (any, *jsonrpc.Error) {
 	start := 0
-	if p.Cursor != "" {
-		n, err := strconv.Atoi(p.Cursor)
-		if err != nil || n < 0 || n > len(tools) {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor " + strconv.Quote(p.Cursor)}
+	if cursor != "" {
+		n, err := strconv.Atoi(cursor)
+		if err != nil || n < 0 || n > len(items) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor " + strconv.Quote(cursor)}
 		}
 		start = n
 	}
-	end, next := len(tools), ""
-	if size := ss.s.opts.PageSize; size > 0 && start+size < len(tools) {
+	end, next := len(items), ""
+	if size > 0 && start+size < len(items) {
 		end = start + size
 		next = strconv.Itoa(end)
 	}
-	page := tools[start:end]
+	page := items[start:end]
 	if page == nil {
-		page = []Tool{}
+		page = []T{}
 	}
-	res := map[string]any{"tools": page}
+	res := map[string]any{key: page}
 	if next != "" {
 		res["nextCursor"] = next
 	}
