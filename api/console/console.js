@@ -576,10 +576,18 @@
     call_approval_refused: 'approval refused',
     tool_call: 'tool call',
     task_cancel: 'MCP task cancelled (tasks/cancel)',
+    cancel_outcome: 'what became of the cancelled call',
     input_answered: 'question answered',
     input_declined: 'question declined',
     api_denied: 'request refused',
     api_denied_repeated: 'requests refused again',
+  };
+
+  // What a cancel_outcome row's reason means (audit.ActionCancelOutcome).
+  const CALL_AFTER_CANCEL = {
+    confirmed: 'Confirmed: the server stopped (its process exited)',
+    completed_anyway: 'Completed anyway: a result came after the cancel, the server did not stop',
+    unconfirmed: 'Unconfirmed: the server said nothing after the cancel',
   };
 
   function renderAudit(st) {
@@ -591,6 +599,8 @@
       el('td', { text: fmtMS(a.duration_ms) }),
       el('td', {}, a.action === 'tool_call'
         ? el('span', { text: 'Ended: ' + (a.reason || '') })
+        : a.action === 'cancel_outcome'
+          ? el('span', { class: a.ok ? '' : 'sent-yes', text: CALL_AFTER_CANCEL[a.reason] || a.reason || '' })
         : a.sent
           ? el('span', { class: 'sent-yes', text: 'Sent: the request (and its credential, if any) left' })
           : el('span', { class: 'sent-no', text: 'Not sent: nothing left' }))));

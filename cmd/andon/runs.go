@@ -393,6 +393,10 @@ func runShow(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintf(e.stdout, "    %d %s server %s: %s (%s, %.0f ms)\n", a.Seq, a.Action, printable(a.Host), printable(a.Path), printable(a.Reason), a.DurationMS)
 			continue
 		}
+		if a.Action == string(audit.ActionCancelOutcome) { // what became of a cancelled call
+			fmt.Fprintf(e.stdout, "    %d %s server %s: %s (%s)\n", a.Seq, a.Action, printable(a.Host), printable(a.Path), printable(a.Reason))
+			continue
+		}
 		if a.Action == string(audit.ActionTaskCancel) { // tasks/cancel for a call's MCP task
 			fmt.Fprintf(e.stdout, "    %d %s %s: server %s, %s (%s)\n", a.Seq, a.Action, printable(a.Purpose), printable(a.Host), printable(a.Path), printable(a.Reason))
 			continue
