@@ -18,6 +18,7 @@ import (
 	"github.com/andonhq/andon/mcp"
 	"github.com/andonhq/andon/mcp/mcptest"
 	"github.com/andonhq/andon/node"
+	"github.com/andonhq/andon/sqlstore"
 	"github.com/andonhq/andon/vault"
 )
 
@@ -50,6 +51,7 @@ type benchRig struct {
 	srv     *mcptest.Server
 	direct  *mcp.Client // to srv
 	gateway *mcp.Client // to n's gateway, which calls srv
+	stmts   *sqlstore.StatementCounter
 }
 
 func newBenchRig(b *testing.B, isHTTP bool, protocol string) *benchRig {
@@ -63,7 +65,14 @@ func newBenchRig(b *testing.B, isHTTP bool, protocol string) *benchRig {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := &node.Config{DB: filepath.Join(b.TempDir(), "andon.db"), Key: key,
+	// The store node.New would open, but counting its statements.
+	stmts := new(sqlstore.StatementCounter)
+	st, err := sqlstore.Open(ctx, filepath.Join(b.TempDir(), "andon.db"), sqlstore.OpenCounter(stmts))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	cfg := &node.Config{Store: st, Key: key,
 		Servers: &catalogue.Config{Servers: []catalogue.Server{s}}}
 	var upstream func() mcp.Transport // how the direct client reaches srv
 	if isHTTP {
@@ -116,7 +125,7 @@ func newBenchRig(b *testing.B, isHTTP bool, protocol string) *benchRig {
 		}
 		return c
 	}
-	return &benchRig{n: n, srv: srv, direct: connect(upstream(), "to the server"), gateway: connect(down, "to the gateway")}
+	return &benchRig{n: n, srv: srv, direct: connect(upstream(), "to the server"), gateway: connect(down, "to the gateway"), stmts: stmts}
 }
 
 // echo calls echo on c and fails b unless it answered "hello".
@@ -133,8 +142,10 @@ func echo(b *testing.B, c *mcp.Client, name string) {
 // BenchmarkGatewayRoundTrip measures a call of echo from CallTool to its
 // return, directly on the server and through the gateway, one of each per
 // iteration (so ns/op is their sum). It reports each one's mean and p50
-// in µs, gateway/direct (of the means, and of the p50s), and at the end
-// checks that the gateway made one completed run per call.
+// in µs, gateway/direct (of the means, and of the p50s), the store's
+// statements, writes and transactions per gateway call (the direct call
+// makes none), and at the end checks that the gateway made one completed
+// run per call.
 func BenchmarkGatewayRoundTrip(b *testing.B) {
 	for _, cell := range benchCells {
 		b.Run(cell.name, func(b *testing.B) {
@@ -144,6 +155,7 @@ func BenchmarkGatewayRoundTrip(b *testing.B) {
 				echo(b, rig.gateway, "mcp_s_echo")
 			}
 			runsBefore := countRuns(b, rig.n)
+			counted := rig.stmts.Read()
 			direct := make([]time.Duration, 0, b.N)
 			through := make([]time.Duration, 0, b.N)
 			b.ReportAllocs()
@@ -157,6 +169,7 @@ func BenchmarkGatewayRoundTrip(b *testing.B) {
 				through = append(through, time.Since(t1))
 			}
 			b.StopTimer()
+			store := rig.stmts.Read().Sub(counted)
 			if got := countRuns(b, rig.n) - runsBefore; got != b.N {
 				b.Fatalf("the gateway made %d completed runs for %d calls", got, b.N)
 			}
@@ -168,6 +181,10 @@ func BenchmarkGatewayRoundTrip(b *testing.B) {
 			b.ReportMetric(gp, "gateway-p50-µs")
 			b.ReportMetric(gm/dm, "ratio")
 			b.ReportMetric(gp/dp, "ratio-p50")
+			perCall := func(n uint64) float64 { return float64(n) / float64(b.N) }
+			b.ReportMetric(perCall(store.Statements), "stmts/call")
+			b.ReportMetric(perCall(store.Writes), "writes/call")
+			b.ReportMetric(perCall(store.Transactions), "txs/call")
 		})
 	}
 }
