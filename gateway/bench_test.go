@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http/httptest"
 	"path/filepath"
@@ -139,24 +140,39 @@ func echo(b *testing.B, c *mcp.Client, name string) {
 	}
 }
 
-// BenchmarkGatewayRoundTrip measures a call of echo from CallTool to its
-// return, directly on the server and through the gateway, one of each per
-// iteration (so ns/op is their sum). It reports each one's mean and p50
-// in µs, gateway/direct (of the means, and of the p50s), the store's
-// statements, writes and transactions per gateway call (the direct call
-// makes none), and at the end checks that the gateway made one completed
-// run per call.
+// BenchmarkGatewayRoundTrip measures a call of echo from its start to its
+// return in three ways, one of each per iteration (so ns/op is their sum):
+// directly on the server ("direct"), through the gateway ("gateway"), and,
+// to split the gateway's cost, as a run of the node's runtime with no MCP
+// hop downstream ([agent.Runtime.Call], the call the gateway makes: "run").
+// It reports each one's mean and p50 in µs, gateway/direct (of the means,
+// and of the p50s), the store's statements, writes and transactions per
+// gateway call (the direct call makes none), and at the end checks that
+// the gateway and the runtime made one completed run per call.
 func BenchmarkGatewayRoundTrip(b *testing.B) {
 	for _, cell := range benchCells {
 		b.Run(cell.name, func(b *testing.B) {
 			rig := newBenchRig(b, cell.http, cell.protocol)
+			ctx := context.Background()
+			rt := rig.n.Runtime()
+			run := func() {
+				res, err := rt.Call(ctx, "bench", &agent.DirectCall{Tool: "mcp_s_echo", Arguments: json.RawMessage(`{"text":"hello"}`)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if res.Run.Status != agent.StatusCompleted || res.Step == nil || res.Step.Text != "hello" {
+					b.Fatalf("run %s ended %s, step %+v", res.Run.ID, res.Run.Status, res.Step)
+				}
+			}
 			for range 20 { // warm up, untimed
 				echo(b, rig.direct, "echo")
+				run()
 				echo(b, rig.gateway, "mcp_s_echo")
 			}
 			runsBefore := countRuns(b, rig.n)
-			counted := rig.stmts.Read()
+			var store sqlstore.Counts // the gateway calls' alone
 			direct := make([]time.Duration, 0, b.N)
+			runs := make([]time.Duration, 0, b.N)
 			through := make([]time.Duration, 0, b.N)
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -164,20 +180,30 @@ func BenchmarkGatewayRoundTrip(b *testing.B) {
 				t0 := time.Now()
 				echo(b, rig.direct, "echo")
 				t1 := time.Now()
+				run()
+				t2 := time.Now()
+				counted := rig.stmts.Read()
+				t3 := time.Now()
 				echo(b, rig.gateway, "mcp_s_echo")
+				t4 := time.Now()
+				c := rig.stmts.Read().Sub(counted)
+				store = sqlstore.Counts{Statements: store.Statements + c.Statements, Writes: store.Writes + c.Writes, Transactions: store.Transactions + c.Transactions}
 				direct = append(direct, t1.Sub(t0))
-				through = append(through, time.Since(t1))
+				runs = append(runs, t2.Sub(t1))
+				through = append(through, t4.Sub(t3))
 			}
 			b.StopTimer()
-			store := rig.stmts.Read().Sub(counted)
-			if got := countRuns(b, rig.n) - runsBefore; got != b.N {
-				b.Fatalf("the gateway made %d completed runs for %d calls", got, b.N)
+			if got := countRuns(b, rig.n) - runsBefore; got != 2*b.N {
+				b.Fatalf("the runtime and the gateway made %d completed runs for %d calls each", got, b.N)
 			}
 			dm, dp := meanP50(direct)
+			rm, rp := meanP50(runs)
 			gm, gp := meanP50(through)
 			b.ReportMetric(dm, "direct-µs/op")
+			b.ReportMetric(rm, "run-µs/op")
 			b.ReportMetric(gm, "gateway-µs/op")
 			b.ReportMetric(dp, "direct-p50-µs")
+			b.ReportMetric(rp, "run-p50-µs")
 			b.ReportMetric(gp, "gateway-p50-µs")
 			b.ReportMetric(gm/dm, "ratio")
 			b.ReportMetric(gp/dp, "ratio-p50")
@@ -190,16 +216,17 @@ func BenchmarkGatewayRoundTrip(b *testing.B) {
 }
 
 // BenchmarkGatewayCancelToWire measures how soon the upstream server hears
-// of a client's cancel: from the downstream client's cancel() to the At of
-// the server's record of it — notifications/cancelled received, or (2026-07-28
+// of a client's cancel: from the caller's cancel() to the At of the
+// server's record of it — notifications/cancelled received, or (2026-07-28
 // over HTTP) the call's response stream closed — for a call of slow (60 s)
-// made directly and one made through the gateway, one of each per
-// iteration. Each is cancelled once the server has recorded that slow
-// started, and the next starts once the server's handler saw the cancel
-// and (through the gateway) the call's run has ended cancelled with its
-// tool_call audit row; none of those waits is timed. It reports p50, p99
-// and max in µs of each, and the p99's difference, gateway minus direct.
-// Run it with at least 200 cancels:
+// made directly ("direct"), through the gateway ("gateway"), and as a run
+// of the runtime with no MCP hop downstream ([agent.Runtime.Call]: "run"),
+// one of each per iteration. Each is cancelled once the server has
+// recorded that slow started, and the next starts once the server's
+// handler saw the cancel and (for a run) the run has ended cancelled with
+// its tool_call audit row; none of those waits is timed. It reports p50,
+// p99 and max in µs of each, and the p99's difference, gateway minus
+// direct. Run it with at least 200 cancels:
 //
 //	go test -run '^$' -bench GatewayCancelToWire -benchtime 200x ./gateway/
 func BenchmarkGatewayCancelToWire(b *testing.B) {
@@ -207,15 +234,15 @@ func BenchmarkGatewayCancelToWire(b *testing.B) {
 		b.Run(cell.name, func(b *testing.B) {
 			rig := newBenchRig(b, cell.http, cell.protocol)
 			streamClosed := cell.http && cell.protocol == mcp.Version20260728
-			cancelOne := func(c *mcp.Client, name string) time.Duration {
+			args := map[string]any{"ms": 60000}
+			// cancelOne makes a call of slow with call, cancels it once the
+			// server runs it and returns how soon the server heard.
+			cancelOne := func(what string, call func(ctx context.Context) error) time.Duration {
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
 				begun := time.Now() // the records of this call are those after it
 				errc := make(chan error, 1)
-				go func() {
-					_, err := c.CallTool(ctx, name, map[string]any{"ms": 60000}, nil)
-					errc <- err
-				}()
+				go func() { errc <- call(ctx) }()
 				started := rig.wait(b, func(r mcptest.Record) bool {
 					return r.Kind == mcptest.ToolStarted && r.Tool == "slow" && r.At.After(begun)
 				})
@@ -230,33 +257,55 @@ func BenchmarkGatewayCancelToWire(b *testing.B) {
 					}
 					return r.Kind == mcptest.Received && r.Method == "notifications/cancelled" && cancelledID(r) == started.ID
 				})
-				if err := <-errc; !errors.Is(err, mcp.ErrCancelled) {
-					b.Fatalf("%s: %v, want ErrCancelled", name, err)
+				if err := <-errc; err != nil {
+					b.Fatalf("%s: %v", what, err)
 				}
 				rig.wait(b, func(r mcptest.Record) bool {
 					return r.Kind == mcptest.ToolCancelled && r.ID == started.ID && r.At.After(t0)
 				})
 				return heard.At.Sub(t0)
 			}
+			mcpCall := func(c *mcp.Client, name string) func(ctx context.Context) error {
+				return func(ctx context.Context) error {
+					if _, err := c.CallTool(ctx, name, args, nil); !errors.Is(err, mcp.ErrCancelled) {
+						return fmt.Errorf("CallTool: %v, want ErrCancelled", err)
+					}
+					return nil
+				}
+			}
+			runCall := func(ctx context.Context) error {
+				res, err := rig.n.Runtime().Call(ctx, "bench", &agent.DirectCall{Tool: "mcp_s_slow", Arguments: json.RawMessage(`{"ms":60000}`)})
+				if err != nil {
+					return err
+				}
+				if res.Run.Status != agent.StatusCancelled {
+					return fmt.Errorf("run %s ended %s, want cancelled", res.Run.ID, res.Run.Status)
+				}
+				return nil
+			}
 			direct := make([]time.Duration, 0, b.N)
+			runs := make([]time.Duration, 0, b.N)
 			through := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
 			for range b.N {
-				direct = append(direct, cancelOne(rig.direct, "slow"))
-				through = append(through, cancelOne(rig.gateway, "mcp_s_slow"))
+				direct = append(direct, cancelOne("direct", mcpCall(rig.direct, "slow")))
+				runs = append(runs, cancelOne("run", runCall))
+				rig.waitRunCancelled(b)
+				through = append(through, cancelOne("gateway", mcpCall(rig.gateway, "mcp_s_slow")))
 				rig.waitRunCancelled(b)
 			}
 			b.StopTimer()
-			slices.Sort(direct)
-			slices.Sort(through)
 			us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 			at := func(d []time.Duration, p int) float64 { return us(d[max((len(d)*p+99)/100-1, 0)]) }
-			b.ReportMetric(at(direct, 50), "direct-p50-µs")
-			b.ReportMetric(at(direct, 99), "direct-p99-µs")
-			b.ReportMetric(us(direct[len(direct)-1]), "direct-max-µs")
-			b.ReportMetric(at(through, 50), "gateway-p50-µs")
-			b.ReportMetric(at(through, 99), "gateway-p99-µs")
-			b.ReportMetric(us(through[len(through)-1]), "gateway-max-µs")
+			for _, arm := range []struct {
+				name string
+				d    []time.Duration
+			}{{"direct", direct}, {"run", runs}, {"gateway", through}} {
+				slices.Sort(arm.d)
+				b.ReportMetric(at(arm.d, 50), arm.name+"-p50-µs")
+				b.ReportMetric(at(arm.d, 99), arm.name+"-p99-µs")
+				b.ReportMetric(us(arm.d[len(arm.d)-1]), arm.name+"-max-µs")
+			}
 			b.ReportMetric(at(through, 99)-at(direct, 99), "added-p99-µs")
 			b.ReportMetric(float64(len(through)), "cancels")
 		})
