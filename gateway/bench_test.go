@@ -26,24 +26,31 @@ import (
 // The benchmarks in this file measure what the gateway adds to a call: the
 // same andon client calls the same mcptest server (in this process) once
 // directly and once through a node's gateway, in the same iteration, so
-// that the ratio is taken within one run on one machine. Each cell's
+// that the ratio is taken within one run on one machine; a third call, the
+// same one made with agent.Runtime.Call, splits the gateway's cost into
+// the run and the MCP hop. Each cell's
 // downstream (client to gateway) and upstream (gateway to server) use the
 // same transport and revision; the direct call uses them too. The node is
 // the real one: its store a SQLite file in a temp dir, so every gateway
 // call is a run — its row, its steps, its end and its tool_call audit row.
 // docs/benchmarks.md ("Through the gateway") has the numbers.
 
-// benchCells are the transports of the benchmarks: a stdio-framed pipe
-// (net.Pipe, both sides) or loopback HTTP, at each era's revision.
-var benchCells = []struct {
+// benchCell is a transport of the benchmarks: a stdio-framed pipe
+// (net.Pipe, both hops) or loopback HTTP, at a revision.
+type benchCell struct {
 	name     string
 	http     bool
 	protocol string
-}{
-	{"stdio/2025-11-25", false, mcp.Version20251125},
-	{"stdio/2026-07-28", false, mcp.Version20260728},
-	{"http-sessions/2025-11-25", true, mcp.Version20251125},
-	{"http-stateless/2026-07-28", true, mcp.Version20260728},
+}
+
+// benchCells are the cells measured: each era's revision on each.
+func benchCells() []benchCell {
+	return []benchCell{
+		{"stdio/2025-11-25", false, mcp.Version20251125},
+		{"stdio/2026-07-28", false, mcp.Version20260728},
+		{"http-sessions/2025-11-25", true, mcp.Version20251125},
+		{"http-stateless/2026-07-28", true, mcp.Version20260728},
+	}
 }
 
 // benchRig is one cell's pair of clients on one upstream server.
@@ -150,7 +157,7 @@ func echo(b *testing.B, c *mcp.Client, name string) {
 // gateway call (the direct call makes none), and at the end checks that
 // the gateway and the runtime made one completed run per call.
 func BenchmarkGatewayRoundTrip(b *testing.B) {
-	for _, cell := range benchCells {
+	for _, cell := range benchCells() {
 		b.Run(cell.name, func(b *testing.B) {
 			rig := newBenchRig(b, cell.http, cell.protocol)
 			ctx := context.Background()
@@ -230,7 +237,7 @@ func BenchmarkGatewayRoundTrip(b *testing.B) {
 //
 //	go test -run '^$' -bench GatewayCancelToWire -benchtime 200x ./gateway/
 func BenchmarkGatewayCancelToWire(b *testing.B) {
-	for _, cell := range benchCells {
+	for _, cell := range benchCells() {
 		b.Run(cell.name, func(b *testing.B) {
 			rig := newBenchRig(b, cell.http, cell.protocol)
 			streamClosed := cell.http && cell.protocol == mcp.Version20260728
