@@ -330,3 +330,34 @@ func TestServerRefusesBadHTTPRequests(t *testing.T) {
 		})
 	}
 }
+
+// TestServerNotifiesWhileAStreamStarts: a list change told to every
+// session while a stdio session starts (the gateway's catalogue reports
+// its first listing while a client connects) reaches the new session
+// whole or not at all, and (under -race) touches nothing ServeStream is
+// still setting up.
+func TestServerNotifiesWhileAStreamStarts(t *testing.T) {
+	srv := mcp.NewServer(newToolBox(), nil)
+	defer srv.Close()
+	for range 20 {
+		client, server := net.Pipe()
+		read := make(chan []byte, 1)
+		go func() {
+			b, _ := io.ReadAll(client)
+			read <- b
+		}()
+		done := make(chan error, 1)
+		go func() { done <- srv.ServeStream(context.Background(), server, server) }()
+		for range 3 {
+			srv.NotifyToolsChanged()
+		}
+		server.Close()
+		<-done
+		client.Close()
+		for line := range strings.Lines(string(<-read)) {
+			if line != `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`+"\n" {
+				t.Errorf("the client read %q", line)
+			}
+		}
+	}
+}
