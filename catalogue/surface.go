@@ -87,19 +87,28 @@ func (c *Catalogue) Resources(ctx context.Context) ([]ServerResource, error) {
 }
 
 // ReadResource reads uri from the named server, under its budget.
-func (c *Catalogue) ReadResource(ctx context.Context, serverName, uri string) (*mcp.ReadResourceResult, error) {
+func (c *Catalogue) ReadResource(ctx context.Context, serverName, uri string) (res *mcp.ReadResourceResult, err error) {
+	err = c.onServer(ctx, serverName, func(ctx context.Context, cl *mcp.Client) error {
+		res, err = cl.ReadResource(ctx, uri, nil)
+		return err
+	})
+	return res, err
+}
+
+// onServer runs f on the named server's connection, under its budget.
+func (c *Catalogue) onServer(ctx context.Context, serverName string, f func(ctx context.Context, cl *mcp.Client) error) error {
 	s, err := c.server(serverName)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	b := s.cfg.importBudget()
 	bctx, cancel := withBudget(ctx, b, s.cfg.Name, "")
 	defer cancel()
 	cn, err := s.client(bctx, b, "")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return cn.client.ReadResource(bctx, uri, nil)
+	return f(bctx, cn.client)
 }
 
 // Prompts lists the prompts of every enabled server that offers prompts,
@@ -120,29 +129,44 @@ func (c *Catalogue) Prompts(ctx context.Context) ([]ServerPrompt, error) {
 	return out, err
 }
 
-// GetPrompt renders the prompt of local name with args, on its server.
-// A name no server's listing has fails with [ErrUnknownPrompt].
-func (c *Catalogue) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+// onPrompt runs f on the connection of the server whose prompt has the
+// local name, under its budget. A name no server's listing has fails with
+// [ErrUnknownPrompt].
+func (c *Catalogue) onPrompt(ctx context.Context, name string, f func(ctx context.Context, p ServerPrompt, cl *mcp.Client) error) error {
 	prompts, err := c.Prompts(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, p := range prompts {
-		if p.Name != name {
-			continue
+		if p.Name == name {
+			return c.onServer(ctx, p.Server, func(ctx context.Context, cl *mcp.Client) error { return f(ctx, p, cl) })
 		}
-		s, err := c.server(p.Server)
-		if err != nil {
-			return nil, err
-		}
-		b := s.cfg.importBudget()
-		bctx, cancel := withBudget(ctx, b, s.cfg.Name, "")
-		defer cancel()
-		cn, err := s.client(bctx, b, "")
-		if err != nil {
-			return nil, err
-		}
-		return cn.client.GetPrompt(bctx, p.Remote, args, nil)
 	}
-	return nil, fmt.Errorf("%w: %q", ErrUnknownPrompt, name)
+	return fmt.Errorf("%w: %q", ErrUnknownPrompt, name)
+}
+
+// GetPrompt renders the prompt of local name with args, on its server.
+// A name no server's listing has fails with [ErrUnknownPrompt].
+func (c *Catalogue) GetPrompt(ctx context.Context, name string, args map[string]string) (res *mcp.GetPromptResult, err error) {
+	err = c.onPrompt(ctx, name, func(ctx context.Context, p ServerPrompt, cl *mcp.Client) error {
+		res, err = cl.GetPrompt(ctx, p.Remote, args, nil)
+		return err
+	})
+	return res, err
+}
+
+// CompletePrompt completes an argument of the prompt of local name, on its
+// server (nothing to suggest if the server has no completions). A name no
+// server's listing has fails with [ErrUnknownPrompt].
+func (c *Catalogue) CompletePrompt(ctx context.Context, name string, req mcp.CompleteRequest) (res *mcp.Completion, err error) {
+	err = c.onPrompt(ctx, name, func(ctx context.Context, p ServerPrompt, cl *mcp.Client) error {
+		if !capable(cl, "completions") {
+			res = &mcp.Completion{}
+			return nil
+		}
+		req.Ref = mcp.PromptRef(p.Remote)
+		res, err = cl.Complete(ctx, req, nil)
+		return err
+	})
+	return res, err
 }

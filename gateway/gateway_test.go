@@ -304,7 +304,8 @@ func waitAuditCall(t *testing.T, f *fixture, id string) audit.Row {
 }
 
 // The servers' resources and prompts reach the client too: resources under
-// their own URIs, prompts under their local names.
+// their own URIs, prompts under their local names, with their arguments'
+// completions.
 func TestGatewayServesResourcesAndPrompts(t *testing.T) {
 	for _, down := range downstreams {
 		t.Run(down.name, func(t *testing.T) {
@@ -344,6 +345,10 @@ func TestGatewayServesResourcesAndPrompts(t *testing.T) {
 			}
 			if _, err := c.GetPrompt(t.Context(), "mcp_s_nope", nil, nil); !errors.Is(err, &mcp.RPCError{Code: mcp.CodeInvalidParams}) {
 				t.Errorf("an unknown prompt: %v", err)
+			}
+			comp, err := c.Complete(t.Context(), mcp.CompleteRequest{Ref: mcp.PromptRef("mcp_s_greet"), Argument: "style", Value: "a p"}, nil)
+			if err != nil || !slices.Equal(comp.Values, []string{"a pirate", "a poet"}) {
+				t.Errorf("completing a prompt's argument: %+v, %v", comp, err)
 			}
 		})
 	}

@@ -91,6 +91,20 @@ func (g *Gateway) GetPrompt(ctx context.Context, peer *mcp.Peer, name string, ar
 	return res, upstreamError(err)
 }
 
+// Complete completes an argument of a prompt (under its local name) on
+// its server. Resource templates are not forwarded, so neither are their
+// completions.
+func (g *Gateway) Complete(ctx context.Context, peer *mcp.Peer, req mcp.CompleteRequest) (*mcp.Completion, error) {
+	if req.Ref.Type != "ref/prompt" {
+		return nil, &mcp.RPCError{Code: mcp.CodeInvalidParams, Message: "andon's gateway completes prompts' arguments only (ref/prompt)"}
+	}
+	c, err := g.cat.CompletePrompt(ctx, req.Ref.Name, req)
+	if errors.Is(err, catalogue.ErrUnknownPrompt) {
+		return nil, &mcp.RPCError{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Ref.Name)}
+	}
+	return c, upstreamError(err)
+}
+
 // upstreamError is what the client is told of an upstream failure: the
 // server's own refusal as it came (its code and message), anything else
 // (a connection, a budget) only as a failure of andon's, logged there.

@@ -43,6 +43,13 @@ type PromptServer interface {
 	GetPrompt(ctx context.Context, peer *Peer, name string, args map[string]string) (*GetPromptResult, error)
 }
 
+// A Completer is a [ToolServer] that completes arguments too: a [Server]
+// whose ToolServer is one declares the completions capability and answers
+// completion/complete.
+type Completer interface {
+	Complete(ctx context.Context, peer *Peer, req CompleteRequest) (*Completion, error)
+}
+
 // Peer is the client a request came from, as the server knows it.
 type Peer struct {
 	// Session names the client's session: its Streamable HTTP session

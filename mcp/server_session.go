@@ -282,6 +282,32 @@ func (ss *serverSession) dispatch(ctx context.Context, m *jsonrpc.Message, out s
 			return nil, rpcError(err)
 		}
 		return withResultType(res, modern)
+	case "completion/complete":
+		cp, ok := s.tools.(Completer)
+		if !ok {
+			return nil, methodNotFound(m.Method)
+		}
+		var q struct {
+			Ref      CompletionRef `json:"ref"`
+			Argument struct {
+				Name  string `json:"name"`
+				Value string `json:"value"`
+			} `json:"argument"`
+			Context struct {
+				Arguments map[string]string `json:"arguments"`
+			} `json:"context"`
+		}
+		if err := json.Unmarshal(m.Params, &q); err != nil || q.Ref.Type == "" || q.Argument.Name == "" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "completion/complete needs a ref and an argument"}
+		}
+		c, err := cp.Complete(ctx, ss.peer(p), CompleteRequest{Ref: q.Ref, Argument: q.Argument.Name, Value: q.Argument.Value, Context: q.Context.Arguments})
+		if err != nil {
+			return nil, rpcError(err)
+		}
+		if c.Values == nil {
+			c.Values = []string{}
+		}
+		return withResultType(map[string]any{"completion": c}, modern)
 	case "subscriptions/listen":
 		if !modern {
 			return nil, methodNotFound(m.Method)
@@ -318,6 +344,9 @@ func (s *Server) capabilities() map[string]any {
 	}
 	if _, ok := s.tools.(PromptServer); ok {
 		caps["prompts"] = map[string]any{}
+	}
+	if _, ok := s.tools.(Completer); ok {
+		caps["completions"] = map[string]any{}
 	}
 	return caps
 }
