@@ -37,7 +37,25 @@ type Options struct {
 	// Logger receives what goes wrong out of a client's sight. Nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// OnCall, if set, is told how each tool call through the gateway
+	// ended, by its server's name in andon.yaml: one of the Outcome
+	// constants. It must not block.
+	OnCall func(server string, outcome Outcome)
 }
+
+// Outcome is how a call through the gateway ended, as [Options].OnCall
+// is told.
+type Outcome string
+
+// The outcomes of a call through the gateway.
+const (
+	OutcomeOK       Outcome = "ok"       // the server's result, not an error
+	OutcomeToolErr  Outcome = "error"    // the server's result, marked isError
+	OutcomeClient   Outcome = "client"   // the client cancelled it, or went away
+	OutcomeOperator Outcome = "operator" // an operator stopped it
+	OutcomeDenied   Outcome = "denied"   // an operator refused it
+	OutcomeFailed   Outcome = "failed"   // it could not be made or completed (a budget passed, say)
+)
 
 // Gateway is an MCP server fronting a catalogue's servers. Serve it over
 // stdio with [Gateway.ServeStream] and over Streamable HTTP as an
@@ -47,6 +65,7 @@ type Gateway struct {
 	cat    *catalogue.Catalogue
 	rt     *agent.Runtime
 	owner  func(ctx context.Context, peer *mcp.Peer) string
+	onCall func(server string, outcome Outcome)
 	logger *slog.Logger
 
 	mu             sync.Mutex
@@ -66,7 +85,7 @@ func New(cat *catalogue.Catalogue, rt *agent.Runtime, opts *Options) *Gateway {
 	if o.Server.Implementation == (mcp.Implementation{}) {
 		o.Server.Implementation = mcp.Implementation{Name: "andon-gateway", Version: "1"}
 	}
-	g.owner = o.Owner
+	g.owner, g.onCall = o.Owner, o.OnCall
 	g.logger = o.Logger
 	if g.logger == nil {
 		g.logger = slog.Default()
@@ -143,10 +162,32 @@ func (g *Gateway) CallTool(ctx context.Context, call *mcp.ToolCall) (*mcp.CallTo
 		g.logger.Warn("gateway: a call could not be made", "tool", call.Name, "session", call.Peer.Session, "error", err)
 		return nil, &mcp.RPCError{Code: mcp.CodeInternalError, Message: "andon could not make the call; see its log"}
 	}
-	if r := result(); r != nil && res.Run.Status == agent.StatusCompleted {
-		return r, nil
+	r := result()
+	if r == nil || res.Run.Status != agent.StatusCompleted {
+		r = stopped(ctx, res)
 	}
-	return stopped(ctx, res), nil
+	if g.onCall != nil {
+		g.onCall(t.Server(), outcomeOf(ctx, res, r))
+	}
+	return r, nil
+}
+
+// outcomeOf is how a call ended, for OnCall: r is what the client was
+// answered.
+func outcomeOf(ctx context.Context, res *agent.CallResult, r *mcp.CallToolResult) Outcome {
+	switch {
+	case res.Run.Status == agent.StatusCompleted && !r.IsError:
+		return OutcomeOK
+	case res.Run.Status == agent.StatusCompleted && res.Step != nil && res.Step.Outcome == agent.OutcomeError:
+		return OutcomeToolErr
+	case res.Run.Status == agent.StatusCancelled && ctx.Err() != nil:
+		return OutcomeClient
+	case res.Run.Status == agent.StatusCancelled:
+		return OutcomeOperator
+	case res.Step != nil && res.Step.Outcome == agent.OutcomeDenied:
+		return OutcomeDenied
+	}
+	return OutcomeFailed
 }
 
 // sessionOwner is who the calls of peer's session run as: fixed by its

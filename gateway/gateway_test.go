@@ -353,3 +353,51 @@ func TestGatewayServesResourcesAndPrompts(t *testing.T) {
 		})
 	}
 }
+
+// Each call through the gateway is counted by server and how it ended:
+// andon_gateway_calls_total on the node's metrics.
+func TestGatewayCallsAreCounted(t *testing.T) {
+	f := newFixture(t, upstreams[0], false)
+	c := f.connect(t, downstreams[0], nil)
+	if _, err := c.CallTool(t.Context(), "mcp_s_echo", map[string]any{"text": "x"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CallTool(t.Context(), "mcp_s_fail", map[string]any{"message": "no"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		f.waitFor(t, "the call started", func(r mcptest.Record) bool { return r.Kind == mcptest.ToolStarted && r.Tool == "slow" })
+		cancel()
+	}()
+	c.CallTool(ctx, "mcp_s_slow", map[string]any{"ms": 600000}, nil)
+	want := []string{
+		`andon_gateway_calls_total{outcome="ok",server="s"} 1`,
+		`andon_gateway_calls_total{outcome="error",server="s"} 1`,
+		`andon_gateway_calls_total{outcome="client",server="s"} 1`,
+	}
+	var body string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		rec := httptest.NewRecorder()
+		f.n.Metrics().Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		body = rec.Body.String()
+		all := true
+		for _, w := range want {
+			all = all && strings.Contains(body, w)
+		}
+		if all {
+			return
+		}
+	}
+	t.Errorf("metrics lack %q:\n%s", want, grepLines(body, "andon_gateway_calls_total"))
+}
+
+func grepLines(s, substr string) string {
+	var out []string
+	for line := range strings.Lines(s) {
+		if strings.Contains(line, substr) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "")
+}

@@ -28,6 +28,7 @@ import (
 //	andon_tool_call_duration_seconds{server,outcome}  histogram
 //	andon_cancel_to_wire_seconds{transport}           histogram
 //	andon_cancel_outcomes_total{server,outcome}       counter: what became of cancelled calls
+//	andon_gateway_calls_total{server,outcome}         counter: calls MCP clients made through the gateway
 //	andon_watcher_store_reads_total{read}             counter: read is poll or watch (fresh)
 //	andon_api_denied_total{status,reason}             counter: every request the API refused
 //	andon_server_import_failures_total{server}        counter
@@ -53,6 +54,7 @@ type Metrics struct {
 	callSeconds  *prometheus.HistogramVec
 	cancelToWire *prometheus.HistogramVec
 	cancelOuts   *prometheus.CounterVec
+	gatewayCalls *prometheus.CounterVec
 	apiDenied    *prometheus.CounterVec
 	importFails  *prometheus.CounterVec
 	logger       *slog.Logger
@@ -89,6 +91,10 @@ func New(logger *slog.Logger) *Metrics {
 			Name: "andon_cancel_outcomes_total",
 			Help: "What became of tool calls after their cancel went out, by server: confirmed (the stdio server exited), completed_anyway (a result came after the cancel: the server did not stop), unconfirmed (nothing was heard).",
 		}, []string{"server", "outcome"}),
+		gatewayCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "andon_gateway_calls_total",
+			Help: "Tool calls MCP clients made through the gateway, by server and how they ended (ok, error, client: the client cancelled or went away, operator: an operator stopped it, denied, failed).",
+		}, []string{"server", "outcome"}),
 		apiDenied: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "andon_api_denied_total",
 			Help: "Requests the API refused, by status (401, 403) and reason; every one, also those the audit log counts in one row.",
@@ -98,7 +104,7 @@ func New(logger *slog.Logger) *Metrics {
 			Help: "Imports of an MCP server's tools that failed (the server is left out of runs' tool lists until one succeeds), by server.",
 		}, []string{"server"}),
 	}
-	m.reg.MustRegister(m.calls, m.callSeconds, m.cancelToWire, m.cancelOuts, m.apiDenied, m.importFails,
+	m.reg.MustRegister(m.calls, m.callSeconds, m.cancelToWire, m.cancelOuts, m.gatewayCalls, m.apiDenied, m.importFails,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -133,6 +139,12 @@ func (m *Metrics) CancelSent(transport string, d time.Duration) {
 // which servers honour a stop.
 func (m *Metrics) CancelOutcome(server, outcome string) {
 	m.cancelOuts.WithLabelValues(server, outcome).Inc()
+}
+
+// GatewayCall counts a tool call an MCP client made through the gateway:
+// the gateway's OnCall, outcome being a gateway.Outcome.
+func (m *Metrics) GatewayCall(server, outcome string) {
+	m.gatewayCalls.WithLabelValues(server, outcome).Inc()
 }
 
 // Denied counts a request the API refused with status (401 or 403).

@@ -195,6 +195,7 @@ func New(ctx context.Context, cfg *Config) (_ *Node, err error) {
 	// (andon gateway --stdio) on stdio, each call a run of this runtime.
 	n.gw = gateway.New(n.cat, n.rt, &gateway.Options{
 		Owner:  func(ctx context.Context, _ *mcp.Peer) string { return api.ActorFrom(ctx).ID },
+		OnCall: func(server string, o gateway.Outcome) { n.metrics.GatewayCall(server, string(o)) },
 		Logger: logger,
 	})
 	acfg := api.Config{Runtime: n.rt, MCP: n.gw, Store: n.store, Audit: n.audit, Tokens: n.store,
