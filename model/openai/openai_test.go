@@ -371,9 +371,17 @@ func TestCancelInFlight(t *testing.T) {
 	t.Parallel()
 	f := newFake(t, nil) // never answers
 	m := newModel(t, openai.Config{BaseURL: f.URL()})
+	completeCancelled(t, m, f.started, "Complete did not return after its ctx was cancelled")
+}
+
+// completeCancelled runs m.Complete, cancels it with errStop once stop is
+// closed, and checks that it returns, with the cancel and its cause;
+// late is the failure if it does not.
+func completeCancelled(t *testing.T, m *openai.Model, stop <-chan struct{}, late string) {
+	t.Helper()
 	ctx, cancel := context.WithCancelCause(t.Context())
 	go func() {
-		<-f.started
+		<-stop
 		cancel(errStop)
 	}()
 	done := make(chan error, 1)
@@ -385,7 +393,7 @@ func TestCancelInFlight(t *testing.T) {
 	select {
 	case err = <-done:
 	case <-time.After(10 * time.Second):
-		t.Fatal("Complete did not return after its ctx was cancelled")
+		t.Fatal(late)
 	}
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, errStop) {
 		t.Errorf("err = %v, want context.Canceled and the cause", err)

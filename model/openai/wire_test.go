@@ -1,7 +1,6 @@
 package openai_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/andonhq/andon/model"
 	"github.com/andonhq/andon/model/openai"
@@ -159,25 +157,7 @@ func TestCancelWhileWaitingToRetry(t *testing.T) {
 	hc := client(t)
 	hc.Transport = closeSignal{hc.Transport, closed}
 	m := newModel(t, openai.Config{BaseURL: f.URL(), MaxRetries: 1, HTTPClient: hc})
-	ctx, cancel := context.WithCancelCause(t.Context())
-	go func() {
-		<-closed
-		cancel(errStop)
-	}()
-	done := make(chan error, 1)
-	go func() {
-		_, err := m.Complete(ctx, conversation())
-		done <- err
-	}()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Complete waited out the Retry-After after its ctx was cancelled")
-	}
-	if !errors.Is(err, context.Canceled) || !errors.Is(err, errStop) {
-		t.Errorf("err = %v, want context.Canceled and the cause", err)
-	}
+	completeCancelled(t, m, closed, "Complete waited out the Retry-After after its ctx was cancelled")
 	if n := len(f.got()); n != 1 {
 		t.Errorf("%d requests, want 1: the retry was sent after the cancel", n)
 	}
