@@ -69,7 +69,7 @@ type Gateway struct {
 	logger *slog.Logger
 
 	mu             sync.Mutex
-	owners         map[string]string // each session's owner, fixed by its first call
+	owners         map[string]string // each open session's owner, fixed by its first call
 	resourceServer map[string]string // the server of each resource URI, as last listed
 }
 
@@ -92,6 +92,15 @@ func New(cat *catalogue.Catalogue, rt *agent.Runtime, opts *Options) *Gateway {
 	}
 	if o.Server.Logger == nil {
 		o.Server.Logger = g.logger
+	}
+	then := o.Server.OnSessionEnd
+	o.Server.OnSessionEnd = func(session string) {
+		g.mu.Lock()
+		delete(g.owners, session) // its calls ended with it
+		g.mu.Unlock()
+		if then != nil {
+			then(session)
+		}
 	}
 	g.Server = mcp.NewServer(g, &o.Server)
 	return g

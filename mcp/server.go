@@ -110,6 +110,11 @@ type ServerOptions struct {
 	// Logger receives what the server does not answer to a client. Nil
 	// means slog.Default().
 	Logger *slog.Logger
+	// OnSessionEnd, if set, is told the [Peer].Session of each session
+	// that ended (its connection closed, its DELETE, Close; a stateless
+	// request's when it is answered), so that what is kept per session
+	// can go. It must not block.
+	OnSessionEnd func(session string)
 }
 
 // Server is an MCP server: it answers MCP clients on behalf of a
@@ -201,6 +206,9 @@ func (s *Server) Close() error {
 		ss.end(ErrServerClosed)
 	}
 	s.wg.Wait()
+	for _, ss := range sessions {
+		s.untrack(ss) // those no ServeStream untracks: HTTP sessions
+	}
 	return nil
 }
 
@@ -218,9 +226,13 @@ func (s *Server) track(ss *serverSession) bool {
 // untrack drops a session that has ended.
 func (s *Server) untrack(ss *serverSession) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	_, tracked := s.sessions[ss]
 	delete(s.sessions, ss)
 	if s.httpByID[ss.id] == ss {
 		delete(s.httpByID, ss.id)
+	}
+	s.mu.Unlock()
+	if tracked && s.opts.OnSessionEnd != nil {
+		s.opts.OnSessionEnd(ss.id)
 	}
 }

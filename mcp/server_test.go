@@ -361,3 +361,47 @@ func TestServerNotifiesWhileAStreamStarts(t *testing.T) {
 		}
 	}
 }
+
+// TestServerTellsWhenSessionsEnd: every session's end is told once, by the
+// id its requests' Peer carried: a stdio connection's, an HTTP session's
+// DELETE, and the sessions Close ends.
+func TestServerTellsWhenSessionsEnd(t *testing.T) {
+	ended := make(chan string, 8)
+	box := newToolBox()
+	srv := mcp.NewServer(box, &mcp.ServerOptions{OnSessionEnd: func(s string) { ended <- s }})
+	peerOf := func(c *mcp.Client) string {
+		t.Helper()
+		if _, err := c.CallTool(t.Context(), "echo", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		box.mu.Lock()
+		defer box.mu.Unlock()
+		return box.peers[len(box.peers)-1].Session
+	}
+	expect := func(want string) {
+		t.Helper()
+		select {
+		case got := <-ended:
+			if got != want {
+				t.Errorf("ended %q, want %q", got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("session %q's end was not told", want)
+		}
+	}
+	for _, sc := range []serverCase{{"stdio", mcp.Version20251125, false}, {"http", mcp.Version20251125, true}} {
+		c := sc.connect(t, srv, nil)
+		id := peerOf(c)
+		c.Close() // the pipe closes; over HTTP, a DELETE
+		expect(id)
+	}
+	c := serverCase{"http", mcp.Version20250618, true}.connect(t, srv, nil)
+	id := peerOf(c)
+	srv.Close()
+	expect(id)
+	select {
+	case again := <-ended:
+		t.Errorf("told again: %q", again)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
