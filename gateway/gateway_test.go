@@ -276,6 +276,13 @@ func TestGatewayOperatorStop(t *testing.T) {
 func waitRun(t *testing.T, f *fixture, want agent.Status) *agent.Run {
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		runs, err := f.n.Store().RunList(context.Background(), agent.RunFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) == 0 && time.Now().Before(deadline) {
+			continue // the call has not become a run yet
+		}
 		run := f.gatewayRun(t)
 		if run.Status == want {
 			return run
@@ -400,4 +407,47 @@ func grepLines(s, substr string) string {
 		}
 	}
 	return strings.Join(out, "")
+}
+
+// A call of a tool that needs approval waits, as a run does, for an
+// operator's decision: approved, the client gets the server's result;
+// denied, a result saying an operator refused it, and the server never
+// sees the call.
+func TestGatewayCallsWaitForApproval(t *testing.T) {
+	for _, approve := range []bool{true, false} {
+		t.Run(map[bool]string{true: "approved", false: "denied"}[approve], func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, upstreams[0], true)
+			c := f.connect(t, downstreams[0], nil)
+			done := make(chan *mcp.CallToolResult, 1)
+			go func() {
+				res, err := c.CallTool(context.Background(), "mcp_s_echo", map[string]any{"text": "approved"}, &mcp.CallOptions{Timeout: time.Hour})
+				if err != nil {
+					t.Error(err)
+				}
+				done <- res
+			}()
+			run := waitRun(t, f, agent.StatusWaitingForApproval)
+			decide := f.n.Runtime().Deny
+			if approve {
+				decide = f.n.Runtime().Approve
+			}
+			if err := decide(t.Context(), agent.Actor{ID: "alice", Admin: true}, run.ID); err != nil {
+				t.Fatal(err)
+			}
+			res := <-done
+			calls := 0
+			for _, r := range f.srv.Records() {
+				if r.Kind == mcptest.Received && r.Method == "tools/call" {
+					calls++
+				}
+			}
+			switch {
+			case approve && (res == nil || res.IsError || res.Text() != "approved" || calls != 1):
+				t.Errorf("approved: result %+v, %d tools/call upstream, want the echo and one call", res, calls)
+			case !approve && (res == nil || !res.IsError || !strings.Contains(res.Text(), "denied") || calls != 0):
+				t.Errorf("denied: result %+v, %d tools/call upstream, want a refusal and none", res, calls)
+			}
+		})
+	}
 }
