@@ -290,7 +290,9 @@ func newSilentListener(t *testing.T) *mcptest.SilentListener {
 // stallAfter serves h, an MCP server over HTTP, until the first request
 // whose method is not one of answered: that request, and every later one,
 // is held without an answer until the client gives up. It counts the
-// requests it receives.
+// messages it receives (POSTs) but the cancels of stalled ones: those, a
+// session's standalone stream (GET) and its end (DELETE) follow from the
+// stall on the client's own schedule, and are no new attempt.
 type stallAfter struct {
 	h        http.Handler
 	answered []string
@@ -301,12 +303,14 @@ type stallAfter struct {
 }
 
 func (s *stallAfter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.requests.Add(1)
 	body, _ := io.ReadAll(r.Body)
 	var m struct {
 		Method string `json:"method"`
 	}
 	json.Unmarshal(body, &m)
+	if r.Method == http.MethodPost && m.Method != "notifications/cancelled" {
+		s.requests.Add(1)
+	}
 	if r.Method == http.MethodPost && !slices.Contains(s.answered, m.Method) {
 		s.stalled.Add(1)
 		select {
