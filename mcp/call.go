@@ -165,6 +165,7 @@ type call struct {
 	quiet     bool // a task method: never cancelled by notification either
 	onLate    func(json.RawMessage)
 	onOutcome func(CancelOutcome)
+	span      *reqSpan    // nil when not tracing
 	sent      atomic.Bool // some of the request may have reached the wire
 	idle      timeout     // the request's Timeout (or RequestTimeout), if any
 	reply     chan reply  // capacity 1; written once, by whoever took the call
@@ -210,6 +211,17 @@ func (cl *call) takeProgress() []Progress {
 // forgets the call (a late reply is dropped) and signals the server as the
 // transport and revision require. The result is decoded into out.
 func (c *Client) request(ctx context.Context, method string, params requestParams, opts *CallOptions, handshake bool, out result) error {
+	if c.tracer == nil || ctx.Err() != nil {
+		return c.requestSpanned(ctx, method, params, opts, handshake, out, nil)
+	}
+	ctx, span := c.startSpan(ctx, method, params)
+	err := c.requestSpanned(ctx, method, params, opts, handshake, out, span)
+	span.finish(err)
+	return err
+}
+
+// requestSpanned is request, recorded on span (nil when not tracing).
+func (c *Client) requestSpanned(ctx context.Context, method string, params requestParams, opts *CallOptions, handshake bool, out result, span *reqSpan) error {
 	if ctx.Err() != nil {
 		return interruption(method, ctx) // nothing sent, no id used
 	}
@@ -230,7 +242,7 @@ func (c *Client) request(ctx context.Context, method string, params requestParam
 	}
 	waitCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	cl := &call{handshake: handshake, quiet: o.quiet, onLate: o.onLateReply, onOutcome: o.OnCancelOutcome, reply: make(chan reply, 1)}
+	cl := &call{handshake: handshake, quiet: o.quiet, onLate: o.onLateReply, onOutcome: o.OnCancelOutcome, reply: make(chan reply, 1), span: span}
 	if timeout > 0 {
 		cl.idle.stop = stop
 		c.timeouts.start(&cl.idle, timeout)
@@ -275,6 +287,9 @@ func (c *Client) request(ctx context.Context, method string, params requestParam
 			return &ProtocolError{Reason: fmt.Sprintf("%s: server asked for input more than %d times", method, maxRounds)}
 		}
 		base.Meta = c.requestMeta(token)
+		if span != nil {
+			base.Meta = span.withTrace(ctx, base.Meta)
+		}
 		msg, err := c.exchange(ctx, waitCtx, cl, method, params, onProgress)
 		if err != nil {
 			return err
@@ -324,6 +339,7 @@ func (c *Client) exchange(ctx, waitCtx context.Context, cl *call, method string,
 		return nil, fmt.Errorf("mcp: encoding %s params: %w", method, err)
 	}
 	cl.id = c.nextID.Add(1)
+	cl.span.sent(cl.id)
 	cl.sent.Store(false)
 	if err := c.register(cl); err != nil {
 		return nil, err
@@ -414,11 +430,28 @@ func (c *Client) abandon(callerCtx context.Context, cl *call, sent bool, cause e
 	}
 	sentAt := c.cancelClock()
 	if cl.handshake || cl.quiet || !c.conn.notifiesCancel(c.rev) {
+		if !cl.handshake && !cl.quiet {
+			cl.span.abandoned(callerCtx, signalStreamClosed)
+		}
 		c.conn.abandon(id, cause)
-		if sentAt != nil && !cl.handshake && !cl.quiet {
-			sentAt() // the closed response stream is the signal
+		if !cl.handshake && !cl.quiet {
+			cl.span.signalled(signalStreamClosed)
+			if sentAt != nil {
+				sentAt() // the closed response stream is the signal
+			}
 		}
 		return
+	}
+	cl.span.abandoned(callerCtx, signalNotification)
+	if cl.span != nil {
+		// The span ends once the notification is out (or failed).
+		inner := sentAt
+		sentAt = func() {
+			cl.span.signalled(signalNotification)
+			if inner != nil {
+				inner()
+			}
+		}
 	}
 	// On a byte stream with room, the notification is written now, from
 	// the caller's goroutine: in a storm of cancels the callers wake one
@@ -434,7 +467,9 @@ func (c *Client) abandon(callerCtx context.Context, cl *call, sent bool, cause e
 	// connection that is already open instead of dialling a new one, since
 	// closing the stream takes its connection with it. The caller does not
 	// wait for either.
+	cl.span.hold()
 	started := c.goBackground(func() {
+		defer cl.span.release()
 		if c.conn.abandonUnsent(id, cause) {
 			return // it never reached the server: nothing to cancel
 		}
@@ -451,6 +486,7 @@ func (c *Client) abandon(callerCtx context.Context, cl *call, sent bool, cause e
 		}
 	})
 	if !started {
+		cl.span.release()
 		c.conn.abandon(id, cause)
 	}
 }

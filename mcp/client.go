@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/andonhq/andon/mcp/internal/jsonrpc"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Defaults for [ClientOptions].
@@ -111,6 +112,17 @@ type ClientOptions struct {
 	// that are running.
 	OnResourceUpdated func(uri string)
 	OnListChanged     func(list string)
+
+	// TracerProvider, if set, gives every request a span (a client span
+	// named after the MCP semantic conventions, "tools/call NAME", with
+	// mcp.method.name, gen_ai.tool.name, jsonrpc.request.id …) as a child
+	// of the span in the request's context, records a cancelled request's
+	// signal on it as events, and sends the span's W3C trace context to
+	// the server: traceparent and tracestate in params._meta, and over
+	// HTTP as headers too. Nil means no tracing, at no cost: no span, no
+	// propagation. The client uses only the OpenTelemetry API; the
+	// embedder brings the SDK and the exporter.
+	TracerProvider trace.TracerProvider
 }
 
 // RequestHandler answers a request the server makes of the client: a
@@ -125,6 +137,7 @@ type RequestHandler func(ctx context.Context, params json.RawMessage) (any, erro
 type Client struct {
 	opts   ClientOptions
 	logger *slog.Logger
+	tracer trace.Tracer // nil when not tracing
 	conn   conn
 	info   ServerInfo      // set by the handshake, read-only afterwards
 	rev    revision        // the negotiated revision; likewise
@@ -193,7 +206,7 @@ func Connect(ctx context.Context, t Transport, opts *ClientOptions) (*Client, er
 	// A context that has already ended still goes to the transport, which
 	// then releases what it holds (a Stream closes its stream) and fails.
 	pinned, _ := lookupRevision(c.opts.ProtocolVersion) // an unknown one fails the handshake
-	conn, err := t.connect(ctx, connConfig{pinned: pinned, serverRequests: c.opts.Roots != nil || c.opts.SamplingHandler != nil || c.opts.ElicitationHandler != nil || c.opts.OnListChanged != nil || c.opts.OnResourceUpdated != nil, maxMessageSize: c.opts.MaxMessageSize, logger: c.logger, receiver: c})
+	conn, err := t.connect(ctx, connConfig{pinned: pinned, serverRequests: c.opts.Roots != nil || c.opts.SamplingHandler != nil || c.opts.ElicitationHandler != nil || c.opts.OnListChanged != nil || c.opts.OnResourceUpdated != nil, maxMessageSize: c.opts.MaxMessageSize, logger: c.logger, receiver: c, traced: c.tracer != nil})
 	if err != nil {
 		if ctx.Err() != nil {
 			err = interruption(LegConnect, ctx)
@@ -255,6 +268,9 @@ func newClient(opts *ClientOptions) *Client {
 	}
 	c.caps = c.capabilities()
 	c.modernCaps = c.modernCapabilities()
+	if o.TracerProvider != nil {
+		c.tracer = o.TracerProvider.Tracer(tracerName, trace.WithInstrumentationVersion(moduleVersion()))
+	}
 	c.logger = o.Logger
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)

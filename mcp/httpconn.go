@@ -17,6 +17,7 @@ import (
 
 	"github.com/andonhq/andon/mcp/internal/jsonrpc"
 	"github.com/andonhq/andon/mcp/internal/sse"
+	"go.opentelemetry.io/otel/propagation"
 )
 
 // httpConn is a connection over HTTP. Each request is a POST whose
@@ -594,6 +595,9 @@ func (c *httpConn) setHeaders(req *http.Request, m *jsonrpc.Message) {
 	rev, fixed := c.rev, c.fixed
 	c.mu.Unlock()
 	req.Header["Accept"] = fixed.accept
+	if c.cfg.traced {
+		injectHeaders(req.Context(), propagation.HeaderCarrier(req.Header))
+	}
 	if m != nil {
 		req.Header["Content-Type"] = fixed.contentType
 	}

@@ -32,6 +32,10 @@ type requestMeta struct {
 	// LogLevel asks a 2026-07-28 server for log messages of this level and
 	// above (SetLoggingLevel); without it the server sends none.
 	LogLevel LoggingLevel `json:"io.modelcontextprotocol/logLevel,omitempty"`
+	// Traceparent and Tracestate are the W3C trace context of the
+	// request's span (SEP-414), when the client traces.
+	Traceparent string `json:"traceparent,omitempty"`
+	Tracestate  string `json:"tracestate,omitempty"`
 }
 
 // requestMeta returns the _meta for a request: the per-request envelope on

@@ -25,7 +25,7 @@ func encodeParams(p requestParams) ([]byte, error) {
 func (p *callToolParams) sizeHint() int {
 	n := 32 + len(p.Name) + len(p.Arguments)
 	if m := p.Meta; m != nil {
-		n += 160 + len(m.ProtocolVersion) + len(m.ClientCapabilities) + len(m.ProgressToken) + len(m.LogLevel)
+		n += 160 + len(m.ProtocolVersion) + len(m.ClientCapabilities) + len(m.ProgressToken) + len(m.LogLevel) + len(m.Traceparent) + len(m.Tracestate)
 		if i := m.ClientInfo; i != nil {
 			n += 32 + len(i.Name) + len(i.Title) + len(i.Version)
 		}
@@ -87,6 +87,14 @@ func (m *requestMeta) appendJSON(b []byte) []byte {
 	if m.LogLevel != "" {
 		field(`"io.modelcontextprotocol/logLevel":`)
 		b = appendJSONString(b, string(m.LogLevel))
+	}
+	if m.Traceparent != "" {
+		field(`"traceparent":`)
+		b = appendJSONString(b, m.Traceparent)
+	}
+	if m.Tracestate != "" {
+		field(`"tracestate":`)
+		b = appendJSONString(b, m.Tracestate)
 	}
 	return append(b, '}')
 }

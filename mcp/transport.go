@@ -30,6 +30,9 @@ type connConfig struct {
 	maxMessageSize int
 	logger         *slog.Logger
 	receiver       receiver
+	// traced: the client traces, so an HTTP request carries its span's
+	// trace context in headers.
+	traced bool
 }
 
 // receiver takes what a connection reads. Its methods are called from the

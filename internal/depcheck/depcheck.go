@@ -6,14 +6,17 @@
 // that breaks the rule; this package's test runs it on the module, so that
 // `go test ./...`, and with it .ci/run, fails on a violation.
 //
-// The rule has four parts:
+// The rule has five parts:
 //   - an andon package imports only the andon packages its row of
 //     [mayImport] lists, or packages of its own row's tree;
 //   - only sqlstore and cmd import a database driver, and only they and the
 //     assembly link one;
 //   - sqlstore imports no HTTP code: not net/http, and it links neither the
 //     API, nor the metrics, nor Prometheus, nor an HTTP test server;
-//   - a program under cmd does not link package testing.
+//   - a program under cmd does not link package testing;
+//   - the mcp library links only the OpenTelemetry API (trace,
+//     propagation), never its SDK, an exporter or contrib code: an
+//     embedder brings those.
 package depcheck
 
 import (
@@ -34,8 +37,8 @@ const Module = "github.com/andonhq/andon"
 // place in the table deliberately.
 var mayImport = map[string][]string{
 	"cmd/andon-load": {"internal/loadtest", "sqlstore", "agent"},
-	"cmd":            {"node", "gateway", "api", "metrics", "token", "sqlstore", "agent", "catalogue", "model", "mcp", "egress", "vault", "audit"},
-	"node":           {"gateway", "api", "metrics", "token", "sqlstore", "agent", "catalogue", "model", "mcp", "egress", "vault", "audit"},
+	"cmd":            {"node", "gateway", "tracing", "api", "metrics", "token", "sqlstore", "agent", "catalogue", "model", "mcp", "egress", "vault", "audit"},
+	"node":           {"gateway", "tracing", "api", "metrics", "token", "sqlstore", "agent", "catalogue", "model", "mcp", "egress", "vault", "audit"},
 	"api":            {"metrics", "token", "agent", "catalogue", "model", "mcp", "egress", "vault", "audit"},
 	"gateway":        {"agent", "catalogue", "mcp"},
 	"metrics":        {"agent", "catalogue"},
@@ -48,6 +51,7 @@ var mayImport = map[string][]string{
 	"vault":          nil,
 	"audit":          nil,
 	"token":          nil,
+	"tracing":        nil, // the OpenTelemetry SDK set up from the environment
 
 	"internal/conformance": {"mcp"},
 	"internal/interop":     {"mcp", "internal/nodepeer"},
@@ -103,7 +107,17 @@ const (
 	RuleDrivers   = "only the store uses a database driver"
 	RuleStoreHTTP = "sqlstore imports no HTTP code"
 	RuleNoTesting = "a program links no test code"
+	RuleOTelAPI   = "the mcp library links only the OpenTelemetry API"
 )
+
+// otelSDK is what the mcp library may not link: the OpenTelemetry SDK,
+// its exporters and contrib code, and the OTLP protocol types.
+var otelSDK = []string{
+	"go.opentelemetry.io/otel/sdk",
+	"go.opentelemetry.io/otel/exporters/",
+	"go.opentelemetry.io/contrib/",
+	"go.opentelemetry.io/proto/",
+}
 
 // Violation is one break of the rule.
 type Violation struct {
@@ -163,6 +177,13 @@ func Check(pkgs []Package) []Violation {
 				}
 			}
 		}
+		if within(rel, "mcp") {
+			for _, d := range sortedKeys(reach) {
+				if isOTelSDK(d) && !isOTelSDK(reach[d]) {
+					out = append(out, Violation{RuleOTelAPI, fmt.Sprintf("%s links %s (%s)", rel, d, chain(reach, p.ImportPath, d))})
+				}
+			}
+		}
 		if within(rel, "cmd") && p.Name == "main" {
 			if _, ok := reach["testing"]; ok {
 				out = append(out, Violation{RuleNoTesting, fmt.Sprintf("%s links testing (%s)", rel, chain(reach, p.ImportPath, "testing"))})
@@ -210,6 +231,10 @@ func hasPathPrefix(path, prefix string) bool {
 
 func isDriver(path string) bool {
 	return slices.ContainsFunc(drivers, func(d string) bool { return hasPathPrefix(path, d) })
+}
+
+func isOTelSDK(path string) bool {
+	return slices.ContainsFunc(otelSDK, func(h string) bool { return hasPathPrefix(path, h) })
 }
 
 func isHTTPCode(path string) bool {

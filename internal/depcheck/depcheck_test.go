@@ -22,7 +22,7 @@ func TestModuleFollowsTheDependencyRule(t *testing.T) {
 		t.Fatalf("go list did not list sqlstore: the graph read is not the module's (%d packages)", len(pkgs))
 	}
 	found := depcheck.Check(pkgs)
-	for _, rule := range []string{depcheck.RuleDirection, depcheck.RuleDrivers, depcheck.RuleStoreHTTP, depcheck.RuleNoTesting} {
+	for _, rule := range []string{depcheck.RuleDirection, depcheck.RuleDrivers, depcheck.RuleStoreHTTP, depcheck.RuleNoTesting, depcheck.RuleOTelAPI} {
 		t.Run(rule, func(t *testing.T) {
 			for _, v := range found {
 				if v.Rule == rule {
@@ -121,6 +121,14 @@ func TestCheckNamesTheViolation(t *testing.T) {
 		"mcp imports the rest of andon": {
 			addImport(m+"mcp", m+"token"),
 			depcheck.RuleDirection, "mcp → token: an upward or sideways import; mcp may import only its own packages",
+		},
+		"mcp links the OpenTelemetry SDK": {
+			func(pkgs []depcheck.Package) []depcheck.Package {
+				pkgs = addImport(m+"mcp/internal/jsonrpc", "go.opentelemetry.io/otel/sdk/trace")(pkgs)
+				return append(pkgs, depcheck.Package{ImportPath: "go.opentelemetry.io/otel/sdk/trace", Imports: []string{"go.opentelemetry.io/otel/sdk/resource"}},
+					depcheck.Package{ImportPath: "go.opentelemetry.io/otel/sdk/resource"})
+			},
+			depcheck.RuleOTelAPI, "mcp links go.opentelemetry.io/otel/sdk/trace (mcp → mcp/internal/jsonrpc → go.opentelemetry.io/otel/sdk/trace)",
 		},
 		"the binary links testing": {
 			addImport(m+"cmd/andon", m+"mcp/mcptest"),
