@@ -3,6 +3,9 @@ package agent
 import (
 	"context"
 	"fmt"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // StoreCancel is a cancel of one run that a caller makes in its store, in a
@@ -20,7 +23,15 @@ type StoreCancel func(ctx context.Context, announce bool) (by Actor, won, announ
 // is told — and CancelRunWith returns true. Otherwise nothing changed, and
 // it returns false: the caller then goes the ordinary way (authorise, then
 // CancelRun), which says why or, for a run with tasks, cancels them.
-func (rt *Runtime) CancelRunWith(ctx context.Context, runID string, cancel StoreCancel) (bool, error) {
+func (rt *Runtime) CancelRunWith(ctx context.Context, runID string, cancel StoreCancel) (_ bool, err error) {
+	ctx, span := rt.startCancelSpan(ctx, runID)
+	defer func() { endCancelSpan(span, err) }()
+	return rt.cancelRunWith(ctx, runID, span, cancel)
+}
+
+// cancelRunWith is CancelRunWith, recorded on span (nil when not tracing).
+func (rt *Runtime) cancelRunWith(ctx context.Context, runID string, span trace.Span, cancel StoreCancel) (bool, error) {
+	start := time.Now()
 	// Counted from before the row is written until this process's calls
 	// of the run are cancelled (and counted themselves): the cancelled
 	// runs' bookkeeping waits for it (signals.go).
@@ -30,6 +41,7 @@ func (rt *Runtime) CancelRunWith(ctx context.Context, runID string, cancel Store
 	if err != nil {
 		return false, fmt.Errorf("agent: cancelling run %s: %w", runID, err)
 	}
+	rowWritten(span, by, won, start)
 	if won {
 		rt.cancelled(ctx, by, runID, announced)
 	}

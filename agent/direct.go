@@ -73,7 +73,7 @@ func (rt *Runtime) Call(ctx context.Context, owner string, call *DirectCall) (*C
 	// The caller's end cancels the run, as an operator's cancel: the call
 	// is told on the wire and the run ends cancelled, its fence kept.
 	stopCancel := context.AfterFunc(ctx, func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		cctx, cancel := context.WithTimeout(withCancelCause(context.WithoutCancel(ctx), CauseCaller), 10*time.Second)
 		defer cancel()
 		if err := rt.Cancel(cctx, Actor{ID: owner}, run.ID); err != nil && !errors.Is(err, ErrFinished) {
 			rt.logger.Warn("agent: cancelling a direct call whose caller went away failed", "run", run.ID, "error", err)

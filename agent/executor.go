@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/andonhq/andon/model"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // maxStepText bounds the text a step stores and the model reads back.
@@ -63,6 +65,8 @@ type begun struct {
 // it now).
 func (rt *Runtime) execute(ctx context.Context, run *Run, owner string, how begun) {
 	s := &segment{parent: ctx, rt: rt, run: run, owner: owner, fresh: how.claimed && run.Attempts == 1}
+	ctx, span := rt.startSpan(ctx, "invoke_agent", trace.SpanKindInternal,
+		attrOperation.String("invoke_agent"), attrRunID.String(run.ID), attrAttempt.Int(run.Attempts))
 	s.leased.Store(rt.cfg.Now().UnixNano())
 	start := run.StartedAt
 	if start.IsZero() {
@@ -72,6 +76,13 @@ func (rt *Runtime) execute(ctx context.Context, run *Run, owner string, how begu
 	if how.watched != nil {
 		ctx = how.watched
 		defer how.stop()
+		if span != nil {
+			// The claim's watch began before the span: one more, with
+			// no read of its own, carries the cancel's signal to it.
+			var stop func()
+			ctx, stop = rt.watcher.watchSpan(trace.ContextWithSpan(ctx, span), run.ID)
+			defer stop()
+		}
 	} else {
 		var stop func()
 		ctx, stop = rt.watcher.Watch(WithRunID(ctx, run.ID), run.ID)
@@ -89,6 +100,7 @@ func (rt *Runtime) execute(ctx context.Context, run *Run, owner string, how begu
 	defer release()
 
 	err := s.loop(ctx)
+	endRunSpan(span, ctx, err)
 	var stopped *errStop
 	var overBudget *callBudgetError
 	// A run cancelled (a read of the row said so) or lost (a renewal
@@ -215,7 +227,19 @@ func (s *segment) modelTurn(ctx context.Context) error {
 		specs[i] = model.ToolSpec{Name: spec.Name, Description: spec.Description, InputSchema: spec.InputSchema}
 	}
 	start := s.rt.cfg.Now()
-	resp, err := s.model.Complete(ctx, &model.Request{Messages: s.tr.messages, Tools: specs})
+	turnCtx, span := s.rt.startSpan(ctx, "chat", trace.SpanKindInternal,
+		attrOperation.String("chat"), attrRunID.String(s.run.ID), attrRound.Int(s.tr.round+1))
+	resp, err := s.model.Complete(turnCtx, &model.Request{Messages: s.tr.messages, Tools: specs})
+	if span != nil {
+		if err != nil {
+			if s.cancelled(ctx) {
+				span.SetAttributes(attrOutcome.String("cancelled"))
+			} else {
+				span.SetStatus(codes.Error, "the model call failed")
+			}
+		}
+		span.End()
+	}
 	if err != nil {
 		if s.cancelled(ctx) {
 			return stopCancelled
@@ -256,6 +280,18 @@ func (s *segment) modelTurn(ctx context.Context) error {
 // row, the call itself, and its step. The operator's decision on exactly
 // this call, if there is one, covers it only on the tool it was shown on.
 func (s *segment) toolCall(ctx context.Context, call model.ToolCall, pending *PendingCall) error {
+	if s.rt.tracer == nil {
+		return s.toolCallTraced(ctx, call, pending)
+	}
+	ctx, span := s.rt.startSpan(ctx, "execute_tool "+call.Name, trace.SpanKindInternal,
+		attrOperation.String("execute_tool"), attrToolName.String(call.Name), attrToolCallID.String(call.ID), attrRunID.String(s.run.ID))
+	defer span.End()
+	return s.toolCallTraced(ctx, call, pending)
+}
+
+// toolCallTraced is toolCall within its span, if any (ctx's): recordCall
+// sets its outcome.
+func (s *segment) toolCallTraced(ctx context.Context, call model.ToolCall, pending *PendingCall) error {
 	tool, err := s.rt.cfg.Tools.Tool(ctx, call.Name)
 	if err != nil {
 		return fmt.Errorf("agent: looking up tool %q: %w", call.Name, err)
@@ -344,6 +380,14 @@ func cancelledText(tool string) string {
 // recordCall records a tool call's step at a step boundary and answers the
 // call in the conversation.
 func (s *segment) recordCall(ctx context.Context, call model.ToolCall, outcome Outcome, text string, took time.Duration, write bool) error {
+	if s.rt.tracer != nil {
+		if span := trace.SpanFromContext(ctx); span.IsRecording() {
+			span.SetAttributes(attrOutcome.String(string(outcome)))
+			if outcome == OutcomeFailed {
+				span.SetStatus(codes.Error, "the tool call failed")
+			}
+		}
+	}
 	step := &Step{RunID: s.run.ID, At: s.rt.cfg.Now().Add(-took), Kind: StepTool, Round: s.tr.round,
 		Tool: call.Name, Args: call.Arguments, Outcome: outcome, Text: truncate(text), Duration: took}
 	if err := s.boundary(ctx, step, write, false); err != nil {

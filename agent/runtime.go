@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/andonhq/andon/model"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Defaults for [Config].
@@ -128,6 +129,14 @@ type Config struct {
 	InputPollInterval time.Duration
 	// Logger receives the runtime's diagnostics. Nil means discard them.
 	Logger *slog.Logger
+
+	// TracerProvider, if set, gives every segment of a run a span
+	// ("invoke_agent"), with a child per model turn ("chat") and per tool
+	// call ("execute_tool NAME", the parent of its MCP request's span),
+	// and every cancel a span ("cancel run") whose events say when it was
+	// asked for, when the row was written and when this process's calls
+	// were signalled. Nil means no spans, at no cost.
+	TracerProvider trace.TracerProvider
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
 }
@@ -150,8 +159,9 @@ type Runtime struct {
 	// reach the MCP tasks that calls become (task_cancel.go).
 	tasks     TaskStore
 	taskTools TaskTools
-	waiters   waiters // segments waiting for an operator's answer
-	homes     homes   // direct calls whose callers wait here (direct.go)
+	waiters   waiters      // segments waiting for an operator's answer
+	homes     homes        // direct calls whose callers wait here (direct.go)
+	tracer    trace.Tracer // nil when not tracing (trace.go)
 }
 
 // New returns a runtime, or an error if cfg is incomplete.
@@ -188,6 +198,9 @@ func New(cfg Config) (*Runtime, error) {
 	if rt.watcher == nil {
 		rt.watcher = NewWatcher(cfg.Store, cfg.WatchInterval, rt.logger)
 		rt.ownWatcher = true
+	}
+	if cfg.TracerProvider != nil {
+		rt.tracer = cfg.TracerProvider.Tracer(tracerName)
 	}
 	rt.leases = newRenewer(cfg.Store, cfg.LeaseDuration, cfg.Now, rt.logger)
 	rt.tasks, _ = cfg.Store.(TaskStore)
@@ -275,10 +288,12 @@ func (rt *Runtime) Cancel(ctx context.Context, actor Actor, runID string) error 
 // Only a cancel that this statement does not win reads the run, to say
 // why (ErrNotFound, ErrForbidden, ErrFinished) or, for a run with tasks,
 // to cancel them as below.
-func (rt *Runtime) CancelRun(ctx context.Context, actor Actor, runID string) (*CancelReport, error) {
+func (rt *Runtime) CancelRun(ctx context.Context, actor Actor, runID string) (_ *CancelReport, err error) {
 	start := rt.cfg.Now()
+	ctx, span := rt.startCancelSpan(ctx, runID)
+	defer func() { endCancelSpan(span, err) }()
 	if c, ok := rt.cfg.Store.(RunCanceller); ok {
-		won, err := rt.CancelRunWith(ctx, runID, func(ctx context.Context, announce bool) (Actor, bool, bool, error) {
+		won, err := rt.cancelRunWith(ctx, runID, span, func(ctx context.Context, announce bool) (Actor, bool, bool, error) {
 			won, announced, err := c.RunCancel(ctx, runID, actor, announce)
 			return actor, won, announced, err
 		})
@@ -303,6 +318,7 @@ func (rt *Runtime) CancelRun(ctx context.Context, actor Actor, runID string) (*C
 	if err != nil {
 		return nil, fmt.Errorf("agent: cancelling run %s: %w", runID, err)
 	}
+	rowWritten(span, actor, won, start)
 	if !won {
 		return nil, fmt.Errorf("%w: run %s", ErrFinished, runID)
 	}
@@ -325,7 +341,11 @@ func (rt *Runtime) cancelled(ctx context.Context, actor Actor, runID string, ann
 	// No read needed: the guarded update just made the row say
 	// cancelled, for good (cancelled is terminal). The calls first, the
 	// log after: a storm's hundred log lines must not hold up a stop.
-	rt.watcher.cancel(runID)
+	if rt.tracer == nil {
+		rt.watcher.cancel(runID)
+	} else {
+		rt.signalled(ctx, rt.watcher.cancelFrom(runID, trace.SpanContextFromContext(ctx), "in process"))
+	}
 	rt.logger.Info("agent: run cancelled", "run", runID, "by", actor.ID)
 	if rt.cfg.OnCancel != nil {
 		// Not the caller's cancellation: a client that stops waiting for

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // DefaultWatchInterval is how often a Watcher's backstop poll reads the
@@ -73,6 +75,9 @@ type watch struct {
 	// cancel counts it in signals until it stops (signals.go); counted
 	// says it is.
 	call, counted bool
+	// span is the recording span of the watched context, if any: a
+	// cancel's signal is an event on it (trace.go).
+	span trace.Span
 }
 
 // NewWatcher returns a watcher that reads run statuses from store every
@@ -138,6 +143,16 @@ func (w *Watcher) watchGuarded(ctx context.Context, runID string) (_ context.Con
 	return wctx, stop
 }
 
+// watchSpan is a watch without its read, for a context that a watch
+// already covers, so that a cancel's signal reaches the span it carries.
+func (w *Watcher) watchSpan(ctx context.Context, runID string) (_ context.Context, stop func()) {
+	wctx, known, stop := w.register(ctx, runID, false, false)
+	if known {
+		w.cancel(runID)
+	}
+	return wctx, stop
+}
+
 // watchClaim is a watch without its read, for a claim (guarded on the run
 // being queued, it reads the row after the registration, as watchGuarded's
 // fence does): until claimed is called (the claim won), the watch does not
@@ -170,6 +185,9 @@ func (w *Watcher) watchClaim(ctx context.Context, runID string) (_ context.Conte
 func (w *Watcher) register(ctx context.Context, runID string, claiming, call bool) (_ context.Context, known bool, stop func()) {
 	wctx, cancel := context.WithCancelCause(ctx)
 	wt := &watch{cancel: cancel, call: call}
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		wt.span = span
+	}
 	w.mu.Lock()
 	run := w.watched[runID]
 	if run == nil {
@@ -213,12 +231,24 @@ func (w *Watcher) isCancelled(ctx context.Context, runID string) bool {
 // guarded update that moved it to cancelled has just won, and cancelled is
 // terminal, so the row says so for good.
 func (w *Watcher) cancel(runID string) {
+	w.cancelFrom(runID, trace.SpanContext{}, "row read")
+}
+
+// cancelFrom is cancel, for a cancel whose span is from (invalid if none,
+// or if it was made in another process) and that reached the watcher by
+// source: it adds the signal event to the watched contexts' spans, linked
+// to from, and returns those spans.
+func (w *Watcher) cancelFrom(runID string, from trace.SpanContext, source string) []trace.Span {
 	w.mu.Lock()
 	var cancels []context.CancelCauseFunc
+	var spans []trace.Span
 	if run := w.watched[runID]; run != nil {
 		run.cancelled = true
 		for wt := range run.calls {
 			cancels = append(cancels, wt.cancel)
+			if wt.span != nil {
+				spans = append(spans, wt.span)
+			}
 			if wt.call && !wt.counted {
 				wt.counted = true
 				w.signals.raise()
@@ -226,9 +256,14 @@ func (w *Watcher) cancel(runID string) {
 		}
 	}
 	w.mu.Unlock()
+	at := time.Now()
 	for _, cancel := range cancels {
 		cancel(ErrRunCancelled)
 	}
+	if spans != nil {
+		signalSpans(spans, from, source, at)
+	}
+	return spans
 }
 
 // Watches reports whether a call of run runID is watched here now: the

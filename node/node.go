@@ -20,6 +20,7 @@ import (
 	"github.com/andonhq/andon/model"
 	"github.com/andonhq/andon/sqlstore"
 	"github.com/andonhq/andon/vault"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // AuditKeyLabel labels the key the audit log is chained with, derived from
@@ -97,6 +98,14 @@ type Config struct {
 
 	// Logger receives the node's diagnostics. Nil means discard them.
 	Logger *slog.Logger
+
+	// TracerProvider, if set, traces the node: runs, model turns, tool
+	// calls and cancels (see [agent.Config].TracerProvider), every MCP
+	// request, with its trace context sent to the server (see
+	// [mcp.ClientOptions].TracerProvider), and every outbound HTTP
+	// request. Nil means no tracing, at no cost; the tracing package
+	// makes one from the OTEL_* environment.
+	TracerProvider trace.TracerProvider
 }
 
 // Node is an assembled andon process: see the package doc. Run it with
@@ -165,7 +174,7 @@ func New(ctx context.Context, cfg *Config) (_ *Node, err error) {
 		HTTPClient: MCPHTTPClient(ecfg),
 		Logger:     logger,
 		Settings:   n.store, // operators' tool settings, applied by every process
-		Client:     &mcp.ClientOptions{OnCancelSent: n.metrics.CancelSent},
+		Client:     &mcp.ClientOptions{OnCancelSent: n.metrics.CancelSent, TracerProvider: cfg.TracerProvider},
 		OnCall:     n.metrics.ToolCall,
 		OnCancelOutcome: func(server string, o mcp.CancelOutcome) {
 			n.metrics.CancelOutcome(server, string(o))
@@ -256,6 +265,7 @@ func (cfg *Config) runtime(n *Node, newModel func(context.Context, *agent.Reques
 		Audit:           n.audit, // every decision on a tool call is an audit row
 		Inputs:          n.store, // servers' questions to operators, answered from any process
 		Logger:          n.logger,
+		TracerProvider:  cfg.TracerProvider,
 	}
 	if !cfg.APIOnly {
 		rc.Queue = n.store.Queue(sqlstore.QueueOptions{
