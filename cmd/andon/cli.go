@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/andonhq/andon/mcp"
+	"github.com/andonhq/andon/tracing"
 )
 
 // Exit codes. They are a contract with scripts that run andon: keep them.
@@ -253,7 +254,13 @@ func (f *serverFlags) connect(ctx context.Context, e *env, logOut io.Writer) (*s
 	}
 	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
 
+	tr, err := tracing.FromEnv(ctx, "andon")
+	if err != nil {
+		e.errorf("%v", err)
+		return nil, exitFailure, false
+	}
 	opts := &mcp.ClientOptions{
+		TracerProvider:  tr.Provider(),
 		ProtocolVersion: f.protocol,
 		// Every request is bounded by the budget in ctx, and only by it.
 		RequestTimeout:  -1,
@@ -281,9 +288,10 @@ func (f *serverFlags) connect(ctx context.Context, e *env, logOut io.Writer) (*s
 				" or give the server auth: oauth in andon.yaml and run 'andon auth login NAME', whose token runs use)"
 		}
 		e.errorf("connecting to %s: %v%s", f.target.name, err, hint)
+		flushTracing(tr, logger)
 		return nil, requestFailure(ctx, err), false
 	}
-	return &session{client: c, logger: logger}, 0, true
+	return &session{client: c, logger: logger, tracing: tr}, 0, true
 }
 
 // open is budget and connect together, what every command that talks to
@@ -326,6 +334,8 @@ type session struct {
 	// when the session was not opened by open.
 	budget    context.Context
 	endBudget context.CancelFunc
+	// tracing is the session's (OTEL_*), flushed by close.
+	tracing *tracing.Tracing
 }
 
 // fail reports the failed request what and returns the exit code for err.
@@ -352,6 +362,22 @@ func (s *session) close() {
 	}
 	if s.endBudget != nil {
 		s.endBudget()
+	}
+	flushTracing(s.tracing, s.logger)
+}
+
+// tracingFlushTimeout bounds the export of the spans left at exit.
+const tracingFlushTimeout = 5 * time.Second
+
+// flushTracing exports the spans left, within tracingFlushTimeout.
+func flushTracing(tr *tracing.Tracing, logger *slog.Logger) {
+	if !tr.Enabled() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), tracingFlushTimeout)
+	defer cancel()
+	if err := tr.Shutdown(ctx); err != nil {
+		logger.Warn("andon: flushing traces", "error", err)
 	}
 }
 

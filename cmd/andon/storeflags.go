@@ -12,6 +12,7 @@ import (
 	"github.com/andonhq/andon/audit"
 	"github.com/andonhq/andon/node"
 	"github.com/andonhq/andon/sqlstore"
+	"github.com/andonhq/andon/tracing"
 	"github.com/andonhq/andon/vault"
 )
 
@@ -140,6 +141,9 @@ type stores struct {
 	// keyFromEnv reports that the key came from the environment.
 	keyFromEnv bool
 	vault      *vault.Vault
+	// tracing is the process's (OTEL_*): flushed by close, before the
+	// store closes. Nil: none set up.
+	tracing *tracing.Tracing
 }
 
 // open opens the database and loads the master key. On a database holding
@@ -216,7 +220,16 @@ func (s *stores) record(ctx context.Context, e *env, action audit.Action, name s
 	}
 }
 
-func (s *stores) close() { _ = s.store.Close() }
+func (s *stores) close() {
+	if s.tracing.Enabled() {
+		ctx, cancel := context.WithTimeout(context.Background(), tracingFlushTimeout)
+		if err := s.tracing.Shutdown(ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "andon: %v\n", err)
+		}
+		cancel()
+	}
+	_ = s.store.Close()
+}
 
 // explain adds what the operator can do about err, for the errors that have
 // a remedy. It never repeats the database's password, whatever a driver put

@@ -9,6 +9,7 @@ import (
 
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/node"
+	"github.com/andonhq/andon/tracing"
 )
 
 func runWorker(ctx context.Context, e *env, args []string) int {
@@ -85,7 +86,15 @@ func assemble(ctx context.Context, e *env, sf *storeFlags, cfg *fileConfig, oaf 
 	if err != nil {
 		return nil, nil, errors.New(sf.explain(err))
 	}
-	ncfg := &node.Config{Store: st.store, Key: st.key, Servers: &cfg.Config, Logger: logger, AllowedHosts: hosts}
+	if st.tracing, err = tracing.FromEnv(ctx, "andon"); err != nil {
+		st.close()
+		return nil, nil, err
+	}
+	ncfg := &node.Config{Store: st.store, Key: st.key, Servers: &cfg.Config, Logger: logger, AllowedHosts: hosts,
+		TracerProvider: st.tracing.Provider()}
+	if st.tracing.Enabled() {
+		logger.Info("andon: exporting traces over OTLP/HTTP (OTEL_EXPORTER_OTLP_*)")
+	}
 	rf.apply(ncfg, cfg.Runs)
 	if oaf.baseURL != "" {
 		ncfg.OpenAI = &node.OpenAI{BaseURL: oaf.baseURL, Model: oaf.model, Credential: oaf.credential}

@@ -58,6 +58,7 @@ var mayImport = map[string][]string{
 	"internal/nodepeer":    nil,
 	"internal/oauthtest":   {"mcp", "internal/nodepeer"},
 	"internal/depcheck":    nil,
+	"internal/otlptest":    nil, // a loopback OTLP/HTTP receiver for tests
 	"internal/doccheck":    nil,
 	// The load harness assembles a node on a counted store, as a program
 	// embedding andon would (cmd/andon-load drives it), or drives andon
