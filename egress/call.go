@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/andonhq/andon/audit"
 )
 
@@ -23,6 +25,8 @@ type call struct {
 	// row is an oauth_token row.
 	leg   TokenLeg
 	isLeg bool
+	// span is the request's span, if its caller traces (trace.go).
+	span trace.Span
 }
 
 func (t *Transport) begin(req *http.Request) *call {
@@ -40,6 +44,7 @@ func (t *Transport) begin(req *http.Request) *call {
 		c.entry.Host = req.URL.Host
 		c.entry.Path = req.URL.EscapedPath()
 	}
+	c.startSpan(req)
 	return c
 }
 
@@ -58,6 +63,7 @@ func (c *call) end(action audit.Action, status int, ok bool, reason Reason) {
 				"action", string(action), "purpose", e.Purpose, "run", e.RunID,
 				"method", e.Method, "host", e.Host, "path", e.Path, "reason", string(reason), "err", err)
 		}
+		c.endSpan(action, status, ok, reason)
 	})
 }
 

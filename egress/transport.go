@@ -165,6 +165,7 @@ func (t *Transport) roundTrip(c *call, req *http.Request) (*http.Response, error
 			return nil, c.refuse(&RefusedError{Reason: reason, Host: req.URL.Host, Err: err})
 		}
 	}
+	c.propagate(out)
 	resp, err := t.inner.RoundTrip(out)
 	if err != nil {
 		return nil, c.failInFlight(err)
