@@ -65,6 +65,7 @@ type begun struct {
 // it now).
 func (rt *Runtime) execute(ctx context.Context, run *Run, owner string, how begun) {
 	s := &segment{parent: ctx, rt: rt, run: run, owner: owner, fresh: how.claimed && run.Attempts == 1}
+	ctx = rt.runTraceParent(ctx, run)
 	ctx, span := rt.startSpan(ctx, "invoke_agent", trace.SpanKindInternal,
 		attrOperation.String("invoke_agent"), attrRunID.String(run.ID), attrAttempt.Int(run.Attempts))
 	s.leased.Store(rt.cfg.Now().UnixNano())
@@ -100,6 +101,9 @@ func (rt *Runtime) execute(ctx context.Context, run *Run, owner string, how begu
 	defer release()
 
 	err := s.loop(ctx)
+	if span != nil && errors.Is(context.Cause(ctx), ErrRunCancelled) {
+		rt.linkCancel(span, run.ID)
+	}
 	endRunSpan(span, ctx, err)
 	var stopped *errStop
 	var overBudget *callBudgetError

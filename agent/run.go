@@ -81,6 +81,13 @@ type Run struct {
 	// it back to its home. Empty: any worker.
 	Home string
 
+	// Trace is the W3C traceparent of the span that submitted the run:
+	// every segment of it, on whichever worker, continues that trace.
+	// CancelTrace is that of the span that cancelled it, which the
+	// segment that carries the cancel out links to. Empty when the
+	// process that wrote it did not trace (see [TraceParent]).
+	Trace, CancelTrace string
+
 	CreatedAt  time.Time
 	StartedAt  time.Time // zero until first claimed
 	FinishedAt time.Time // zero until terminal

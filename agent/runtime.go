@@ -240,6 +240,11 @@ func (rt *Runtime) Submit(ctx context.Context, owner string, req *Request) (*Run
 		return nil, err
 	}
 	run := &Run{ID: newRunID(), Owner: owner, Request: raw, Status: StatusQueued, CreatedAt: rt.cfg.Now()}
+	ctx, span := rt.startSpan(ctx, "submit run", trace.SpanKindProducer, attrRunID.String(run.ID))
+	if span != nil {
+		defer span.End()
+		run.Trace = TraceParent(ctx)
+	}
 	if err := rt.cfg.Store.RunInsert(ctx, run); err != nil {
 		return nil, fmt.Errorf("agent: storing the run: %w", err)
 	}

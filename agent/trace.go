@@ -7,6 +7,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -98,21 +99,28 @@ func endRunSpan(span trace.Span, ctx context.Context, err error) {
 	span.End()
 }
 
+// signalled is the span of a context a cancel ended; call: a tool call's.
+type signalled struct {
+	span trace.Span
+	call bool
+}
+
 // signalSpans adds the cancel's signal event to every recording span of
-// the contexts a cancel just ended, linked to the span of the cancel
-// (from, when the cancel was made in this process).
-func signalSpans(spans []trace.Span, from trace.SpanContext, source string, at time.Time) {
+// the contexts a cancel just ended, and links a tool call's to the span of
+// the cancel (from, when the cancel was made in this process). A run's
+// span is linked when its segment ends, from the row (linkCancel),
+// wherever the cancel was made.
+func signalSpans(spans []signalled, from trace.SpanContext, source string, at time.Time) {
 	seen := make(map[trace.SpanID]bool, len(spans))
 	for _, s := range spans {
-		id := s.SpanContext().SpanID()
+		id := s.span.SpanContext().SpanID()
 		if seen[id] {
 			continue
 		}
 		seen[id] = true
-		attrs := []attribute.KeyValue{attrCancelSource.String(source)}
-		s.AddEvent(EventCancelSignal, trace.WithTimestamp(at), trace.WithAttributes(attrs...))
-		if from.IsValid() {
-			s.AddLink(trace.Link{SpanContext: from, Attributes: []attribute.KeyValue{attribute.String("andon.link", "cancelled by")}})
+		s.span.AddEvent(EventCancelSignal, trace.WithTimestamp(at), trace.WithAttributes(attrCancelSource.String(source)))
+		if from.IsValid() && s.call {
+			s.span.AddLink(trace.Link{SpanContext: from, Attributes: []attribute.KeyValue{attribute.String("andon.link", "cancelled by")}})
 		}
 	}
 }
@@ -143,14 +151,14 @@ func rowWritten(span trace.Span, by Actor, won bool, start time.Time) {
 
 // signalled records on the cancel's span (ctx's) that this process's
 // contexts of the run were cancelled, and links it to their spans.
-func (rt *Runtime) signalled(ctx context.Context, spans []trace.Span) {
+func (rt *Runtime) signalled(ctx context.Context, spans []signalled) {
 	span := trace.SpanFromContext(ctx)
 	if !span.IsRecording() {
 		return
 	}
 	span.AddEvent(EventCancelSignal, trace.WithAttributes(attrCancelCalls.Int(len(spans)), attrCancelSource.String("in process")))
 	for _, s := range spans {
-		span.AddLink(trace.Link{SpanContext: s.SpanContext(), Attributes: []attribute.KeyValue{attribute.String("andon.link", "cancelled")}})
+		span.AddLink(trace.Link{SpanContext: s.span.SpanContext(), Attributes: []attribute.KeyValue{attribute.String("andon.link", "cancelled")}})
 	}
 }
 
@@ -164,4 +172,58 @@ func endCancelSpan(span trace.Span, err error) {
 		span.SetStatus(codes.Error, err.Error())
 	}
 	span.End()
+}
+
+// TraceParent returns the W3C traceparent of ctx's span, or "" if ctx
+// has none (tracing is off): what a store writes beside a run it inserts
+// ([Run].Trace) or cancels ([Run].CancelTrace).
+func TraceParent(ctx context.Context) string {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
+		return ""
+	}
+	c := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, c)
+	return c["traceparent"]
+}
+
+// spanContextOf parses a traceparent that TraceParent wrote.
+func spanContextOf(traceparent string) trace.SpanContext {
+	if traceparent == "" {
+		return trace.SpanContext{}
+	}
+	ctx := propagation.TraceContext{}.Extract(context.Background(), propagation.MapCarrier{"traceparent": traceparent})
+	return trace.SpanContextFromContext(ctx)
+}
+
+// runTraceParent makes the span that submitted run (Run.Trace) the parent
+// of its segment's span, unless ctx has a span already (a direct call's
+// caller's): so every segment of a run, a resumed one in another process
+// included, is in the trace its submission began.
+func (rt *Runtime) runTraceParent(ctx context.Context, run *Run) context.Context {
+	if rt.tracer == nil || trace.SpanContextFromContext(ctx).IsValid() {
+		return ctx
+	}
+	if sc := spanContextOf(run.Trace); sc.IsValid() {
+		return trace.ContextWithRemoteSpanContext(ctx, sc)
+	}
+	return ctx
+}
+
+// linkCancel links a cancelled segment's span to the span of the cancel,
+// read from the run's row (Run.CancelTrace): a cancel made in another
+// process (serve's API, while a worker held the run) shows beside the
+// run's trace. One read, only when tracing, only for a cancelled segment.
+func (rt *Runtime) linkCancel(span trace.Span, runID string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	run, err := rt.cfg.Store.RunGet(ctx, runID)
+	if err != nil {
+		rt.logger.Debug("agent: reading the run's cancel trace", "run", runID, "error", err)
+		return
+	}
+	if sc := spanContextOf(run.CancelTrace); sc.IsValid() && sc.SpanID() != span.SpanContext().SpanID() {
+		span.AddLink(trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{attribute.String("andon.link", "cancelled by")}})
+		span.SetAttributes(attribute.String("andon.cancel.trace_id", sc.TraceID().String()))
+	}
 }

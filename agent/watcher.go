@@ -238,16 +238,16 @@ func (w *Watcher) cancel(runID string) {
 // or if it was made in another process) and that reached the watcher by
 // source: it adds the signal event to the watched contexts' spans, linked
 // to from, and returns those spans.
-func (w *Watcher) cancelFrom(runID string, from trace.SpanContext, source string) []trace.Span {
+func (w *Watcher) cancelFrom(runID string, from trace.SpanContext, source string) []signalled {
 	w.mu.Lock()
 	var cancels []context.CancelCauseFunc
-	var spans []trace.Span
+	var spans []signalled
 	if run := w.watched[runID]; run != nil {
 		run.cancelled = true
 		for wt := range run.calls {
 			cancels = append(cancels, wt.cancel)
 			if wt.span != nil {
-				spans = append(spans, wt.span)
+				spans = append(spans, signalled{wt.span, wt.call})
 			}
 			if wt.call && !wt.counted {
 				wt.counted = true

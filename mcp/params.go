@@ -32,8 +32,14 @@ type requestMeta struct {
 	// LogLevel asks a 2026-07-28 server for log messages of this level and
 	// above (SetLoggingLevel); without it the server sends none.
 	LogLevel LoggingLevel `json:"io.modelcontextprotocol/logLevel,omitempty"`
-	// Traceparent and Tracestate are the W3C trace context of the
-	// request's span (SEP-414), when the client traces.
+	// traceMeta is the W3C trace context of the request's span
+	// (SEP-414), when the client traces: a pointer, so that a client that
+	// does not trace carries one word for it, not two strings.
+	*traceMeta
+}
+
+// traceMeta holds the W3C trace context fields of a request's _meta.
+type traceMeta struct {
 	Traceparent string `json:"traceparent,omitempty"`
 	Tracestate  string `json:"tracestate,omitempty"`
 }

@@ -25,9 +25,12 @@ func encodeParams(p requestParams) ([]byte, error) {
 func (p *callToolParams) sizeHint() int {
 	n := 32 + len(p.Name) + len(p.Arguments)
 	if m := p.Meta; m != nil {
-		n += 160 + len(m.ProtocolVersion) + len(m.ClientCapabilities) + len(m.ProgressToken) + len(m.LogLevel) + len(m.Traceparent) + len(m.Tracestate)
+		n += 160 + len(m.ProtocolVersion) + len(m.ClientCapabilities) + len(m.ProgressToken) + len(m.LogLevel)
 		if i := m.ClientInfo; i != nil {
 			n += 32 + len(i.Name) + len(i.Title) + len(i.Version)
+		}
+		if t := m.traceMeta; t != nil {
+			n += 32 + len(t.Traceparent) + len(t.Tracestate)
 		}
 	}
 	return n
@@ -88,13 +91,13 @@ func (m *requestMeta) appendJSON(b []byte) []byte {
 		field(`"io.modelcontextprotocol/logLevel":`)
 		b = appendJSONString(b, string(m.LogLevel))
 	}
-	if m.Traceparent != "" {
+	if t := m.traceMeta; t != nil && t.Traceparent != "" {
 		field(`"traceparent":`)
-		b = appendJSONString(b, m.Traceparent)
+		b = appendJSONString(b, t.Traceparent)
 	}
-	if m.Tracestate != "" {
+	if t := m.traceMeta; t != nil && t.Tracestate != "" {
 		field(`"tracestate":`)
-		b = appendJSONString(b, m.Tracestate)
+		b = appendJSONString(b, t.Tracestate)
 	}
 	return append(b, '}')
 }

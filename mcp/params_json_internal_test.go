@@ -46,8 +46,8 @@ func TestEncodeParamsMatchesMarshal(t *testing.T) {
 		{ProtocolVersion: Version20260728, ClientCapabilities: plain.modernCaps, ClientInfo: &plain.opts.ClientInfo},
 		{ProtocolVersion: Version20260728, ClientCapabilities: c.modernCaps, ClientInfo: &c.opts.ClientInfo, ProgressToken: "tok\u2028", LogLevel: "debug"},
 		{LogLevel: "warning"},
-		{Traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", Tracestate: "rojo=00f067aa0ba902b7"},
-		{ProtocolVersion: Version20260728, ClientCapabilities: plain.modernCaps, Traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+		{traceMeta: &traceMeta{Traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", Tracestate: "rojo=00f067aa0ba902b7"}},
+		{ProtocolVersion: Version20260728, ClientCapabilities: plain.modernCaps, traceMeta: &traceMeta{Traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}},
 		{ClientInfo: &Implementation{}},
 	}
 	argss := []json.RawMessage{

@@ -47,12 +47,7 @@ const (
 const (
 	signalNotification = "notifications/cancelled"
 	signalStreamClosed = "stream closed"
-	signalTaskCancel   = "tasks/cancel"
 )
-
-// traceContext is the W3C Trace Context propagator: traceparent and
-// tracestate, in params._meta (SEP-414) and in HTTP request headers.
-var traceContext propagation.TraceContext
 
 // reqSpan is the span of one request. Its end may wait for the request's
 // cancellation signal, which can go out after the caller has its error:
@@ -118,7 +113,7 @@ func (s *reqSpan) withTrace(ctx context.Context, meta *requestMeta) *requestMeta
 	if meta == nil {
 		meta = &requestMeta{}
 	}
-	traceContext.Inject(ctx, metaCarrier{meta})
+	propagation.TraceContext{}.Inject(ctx, metaCarrier{meta})
 	return meta
 }
 
@@ -126,16 +121,21 @@ func (s *reqSpan) withTrace(ctx context.Context, meta *requestMeta) *requestMeta
 type metaCarrier struct{ m *requestMeta }
 
 func (c metaCarrier) Get(key string) string {
-	switch key {
-	case "traceparent":
-		return c.m.Traceparent
-	case "tracestate":
-		return c.m.Tracestate
+	t := c.m.traceMeta
+	switch {
+	case t == nil:
+	case key == "traceparent":
+		return t.Traceparent
+	case key == "tracestate":
+		return t.Tracestate
 	}
 	return ""
 }
 
 func (c metaCarrier) Set(key, value string) {
+	if c.m.traceMeta == nil {
+		c.m.traceMeta = &traceMeta{}
+	}
 	switch key {
 	case "traceparent":
 		c.m.Traceparent = value
@@ -234,6 +234,6 @@ func (s *reqSpan) finish(err error) {
 // headers of an HTTP request.
 func injectHeaders(ctx context.Context, h propagation.HeaderCarrier) {
 	if trace.SpanContextFromContext(ctx).IsValid() {
-		traceContext.Inject(ctx, h)
+		propagation.TraceContext{}.Inject(ctx, h)
 	}
 }

@@ -135,6 +135,23 @@ func TestTraceOfACancelledRun(t *testing.T) {
 			if got := eventNames(mcpSpan); !slices.Contains(got, "mcp.cancel") || !slices.Contains(got, "mcp.cancel.sent") {
 				t.Errorf("MCP span events = %q, want mcp.cancel and mcp.cancel.sent", got)
 			}
+			// The store's statement of the cancel, and over HTTP the
+			// egress request of the call, each a child span.
+			if update := spanNamed(t, exp, "UPDATE runs"); update.Parent.SpanID() != cancelSpan.SpanContext.SpanID() || attr(update, "andon.cancel.won") != "true" {
+				t.Errorf("the cancel's UPDATE span: parent %v, won %q; want the cancel's child, won", update.Parent.SpanID(), attr(update, "andon.cancel.won"))
+			}
+			if transport == "http" {
+				post := spanNamed(t, exp, "POST")
+				found := false
+				for _, s := range exp.GetSpans() {
+					if s.Name == "POST" && s.Parent.SpanID() == mcpSpan.SpanContext.SpanID() {
+						found, post = true, s
+					}
+				}
+				if !found || attr(post, "andon.outcome") != "cancelled" {
+					t.Errorf("no egress POST span under the tools/call span, cancelled (got %q)", attr(post, "andon.outcome"))
+				}
+			}
 		})
 	}
 }

@@ -59,6 +59,11 @@ type finishKey struct {
 	// hash, read and re-checked in the statement (run_cancel_token.go),
 	// not owner.
 	byToken tokenGuard
+	// trace, for a cancel: the traceparent of the cancel's span, written
+	// to the rows it cancels (agent.Run.CancelTrace). Empty when not
+	// tracing; traced cancels each have their own, so they do not share
+	// a statement.
+	trace string
 }
 
 // finishReq is one RunFinish waiting for its statement.
@@ -100,8 +105,10 @@ func (s *Store) finishBatched(ctx context.Context, key finishKey, id string) (bo
 
 // finishWait is finishBatched, answering with the whole request.
 func (s *Store) finishWait(ctx context.Context, key finishKey, id string) *finishReq {
+	end := s.cancelSpan(ctx, id) // a cancel's statement, in its caller's trace
 	req := &finishReq{waiter: newWaiter(), id: id}
 	_ = s.finishes.group.do(context.WithoutCancel(ctx), key, req) // a ctx without end: no error
+	end(req.won, req.err)
 	return req
 }
 
@@ -171,10 +178,15 @@ func (s *Store) finishMany(ctx context.Context, key finishKey, ids []string) (ma
 // RETURNING clause, and its arguments.
 func finishUpdate(d dialect, key finishKey, ids []string) (string, []any) {
 	in, list := d.idIn(ids)
+	set, args := "", []any{string(key.to), string(key.reason), key.text, time.Now().UnixNano()}
+	if key.trace != "" {
+		set = `, cancel_trace = ?`
+		args = append(args, key.trace)
+	}
 	stmt := `UPDATE runs SET status = ?, reason = ?, error = ?, finished_at = ?,
-			suspended = NULL, lease_expires = 0
+			suspended = NULL, lease_expires = 0` + set + `
 		WHERE id ` + in + ` AND status NOT IN ` + terminal
-	args := []any{string(key.to), string(key.reason), key.text, time.Now().UnixNano(), list}
+	args = append(args, list)
 	if key.cancel {
 		stmt, args = cancelGuard(stmt, args, key.owner)
 	}

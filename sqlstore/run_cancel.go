@@ -28,7 +28,7 @@ func (s *Store) RunCancel(ctx context.Context, id string, by agent.Actor, announ
 		return false, false, nil // nobody's run: an empty owner holds nothing
 	}
 	key := finishKey{to: agent.StatusCancelled, reason: agent.ReasonCancelled, cancel: true,
-		notify: announce && s.d.canAnnounce()}
+		notify: announce && s.d.canAnnounce(), trace: agent.TraceParent(ctx)}
 	if !by.Admin {
 		key.owner = by.ID
 	}

@@ -82,7 +82,8 @@ func (s *Store) RunCancelByToken(ctx context.Context, hash []byte, id string, le
 		return nil, false, false, token.ErrNotFound
 	}
 	key := finishKey{to: agent.StatusCancelled, reason: agent.ReasonCancelled, cancel: true,
-		notify: announce && s.d.canAnnounce(), byToken: tokenGuard{hash: string(hash), least: least}}
+		notify: announce && s.d.canAnnounce(), byToken: tokenGuard{hash: string(hash), least: least},
+		trace: agent.TraceParent(ctx)}
 	req := s.finishWait(ctx, key, id)
 	if req.err != nil {
 		return nil, false, false, fmt.Errorf("sqlstore: cancelling run %s by token: %w", id, req.err)

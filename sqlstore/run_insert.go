@@ -96,12 +96,12 @@ func insertRuns(ctx context.Context, t tx, batch []*insertReq) error {
 	}
 	var stmt strings.Builder
 	stmt.WriteString(`INSERT INTO runs (` + runColumns + `, job_id) VALUES `)
-	args := make([]any, 0, 16*len(batch))
+	args := make([]any, 0, 18*len(batch))
 	for i, r := range batch {
 		if i > 0 {
 			stmt.WriteString(", ")
 		}
-		stmt.WriteString(`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		stmt.WriteString(`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		var jobID sql.NullInt64
 		if r.run.Status == agent.StatusQueued && r.run.Home == "" {
 			jobID = sql.NullInt64{Int64: jobIDs[0], Valid: true}
@@ -110,7 +110,7 @@ func insertRuns(ctx context.Context, t tx, batch []*insertReq) error {
 		run := r.run
 		args = append(args, run.ID, run.Owner, nullBytes(run.Request), string(run.Status), string(run.Reason), run.Error,
 			run.LeaseOwner, nanos(run.LeaseExpires), string(run.PendingEffect), nullBytes(run.Suspended),
-			run.Attempts, nanos(run.CreatedAt), nanos(run.StartedAt), nanos(run.FinishedAt), run.Home, jobID)
+			run.Attempts, nanos(run.CreatedAt), nanos(run.StartedAt), nanos(run.FinishedAt), run.Home, run.Trace, run.CancelTrace, jobID)
 	}
 	_, err := t.exec(ctx, stmt.String(), args...)
 	return err

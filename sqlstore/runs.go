@@ -16,7 +16,7 @@ var _ agent.Store = (*Store)(nil)
 // runColumns is the column list every read of a whole run selects or
 // returns, in the order scanRun expects.
 const runColumns = `id, owner, request, status, reason, error, lease_owner, lease_expires,
-	pending_effect, suspended, attempts, created_at, started_at, finished_at, home`
+	pending_effect, suspended, attempts, created_at, started_at, finished_at, home, trace, cancel_trace`
 
 // enqueueTx inserts run id's job in tx and records it on the run.
 func enqueueTx(ctx context.Context, tx tx, id string) error {
@@ -124,7 +124,7 @@ func scanRun(sc scanner) (*agent.Run, error) {
 		leaseExpires, created, started, ended int64
 	)
 	if err := sc.Scan(&r.ID, &r.Owner, &request, &status, &reason, &r.Error, &r.LeaseOwner, &leaseExpires,
-		&effect, &suspended, &r.Attempts, &created, &started, &ended, &r.Home); err != nil {
+		&effect, &suspended, &r.Attempts, &created, &started, &ended, &r.Home, &r.Trace, &r.CancelTrace); err != nil {
 		return nil, err
 	}
 	r.Request = request

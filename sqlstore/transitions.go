@@ -173,7 +173,11 @@ func (s *Store) RunFinish(ctx context.Context, id, owner string, to agent.Status
 	if owner == "" {
 		// An operator's cancel: concurrent ones share a statement
 		// (finish_batch.go).
-		won, err := s.finishBatched(ctx, finishKey{to: to, reason: reason, text: errText}, id)
+		key := finishKey{to: to, reason: reason, text: errText}
+		if to == agent.StatusCancelled {
+			key.trace = agent.TraceParent(ctx)
+		}
+		won, err := s.finishBatched(ctx, key, id)
 		if err != nil {
 			return false, fmt.Errorf("sqlstore: %s: %w", what, err)
 		}

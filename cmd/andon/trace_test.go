@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -109,6 +111,111 @@ func TestServeExportsACancelledRunsTrace(t *testing.T) {
 	}
 }
 
+// Across processes: a run submitted on serve, whose worker is killed mid
+// call, resumed by another worker and cancelled from serve while that one
+// holds it, is one trace. The resumed segment's span is a child of the
+// submission's span (the run row keeps its traceparent), and it links to
+// the span of the cancel made on serve (the row keeps that one too), on
+// which the row's write is an event; the worker's MCP request carries the
+// same trace to the server.
+func TestTraceAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	recv, err := otlptest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer recv.Close()
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "records.jsonl")
+	configPath := writeScript(t, dir, "andon.yaml", testConfig(rec, false)+"    effects: {slow: read_only}\n")
+	base := append(processEnv(t), "OTEL_EXPORTER_OTLP_ENDPOINT="+recv.Endpoint(), "OTEL_BSP_SCHEDULE_DELAY=50")
+	serveEnv := append(slices.Clone(base), "OTEL_SERVICE_NAME=andon-serve")
+	workerEnv := append(slices.Clone(base), "OTEL_SERVICE_NAME=andon-worker")
+	common := []string{"--db", filepath.Join(dir, "andon.db"), "--config", configPath, "--lease", "2s", "--reap-interval", "200ms"}
+
+	doomed := startAndon(t, dir, workerEnv, append([]string{"worker"}, common...)...)
+	doomed.waitOutput("its banner", contains("andon: worker executing"))
+	serve, addr := startServeAPI(t, dir, serveEnv, append(common, "--workers", "0")...)
+	slow := writeScript(t, dir, "slow.yaml", slowScriptYAML)
+	r := runAndonIn(t, dir, "run", "--api", addr, "--script", slow)
+	r.check(t, exitOK)
+	id := strings.TrimSpace(r.stdout)
+	waitForRecord(t, rec, func(r mcptest.Record) bool { return r.Kind == mcptest.ToolStarted && r.Tool == "slow" })
+	if err := doomed.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-doomed.exited
+
+	rescuer := startAndon(t, dir, workerEnv, append([]string{"worker"}, common...)...)
+	waitForRecord(t, rec, func(r mcptest.Record) bool {
+		return r.Kind == mcptest.ToolStarted && r.Tool == "slow" && countStarted(rec) >= 2
+	})
+	runAndonIn(t, dir, "cancel", "--api", addr, id).check(t, exitOK)
+	waitForRecord(t, rec, func(r mcptest.Record) bool { return r.Kind == mcptest.ToolCancelled && r.Tool == "slow" })
+	ctx, cancel := context.WithTimeout(t.Context(), 2*patience)
+	defer cancel()
+	// The resumed segment's span ends once its cancelled call is recorded.
+	resumed, err := recv.WaitFor(ctx, func(s otlptest.Span) bool {
+		return s.Name == "invoke_agent" && s.Attributes["andon.run.id"] == id && s.Attributes["andon.run.attempt"] == "2"
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rescuer.stop()
+	serve.stop()
+
+	spans := recv.Spans()
+	find := func(what string, match func(otlptest.Span) bool) otlptest.Span {
+		t.Helper()
+		for _, s := range spans {
+			if match(s) {
+				return s
+			}
+		}
+		t.Fatalf("no %s arrived; got %s", what, names(spans))
+		return otlptest.Span{}
+	}
+	submit := find("submit span", func(s otlptest.Span) bool { return s.Name == "submit run" && s.Attributes["andon.run.id"] == id })
+	cancelSpan := find("cancel span", func(s otlptest.Span) bool { return s.Name == "cancel run" && s.Attributes["andon.run.id"] == id })
+	if submit.Service != "andon-serve" || cancelSpan.Service != "andon-serve" || resumed.Service != "andon-worker" {
+		t.Errorf("services: submit %q, cancel %q, resumed segment %q; want serve, serve, worker", submit.Service, cancelSpan.Service, resumed.Service)
+	}
+	if resumed.TraceID != submit.TraceID || resumed.ParentSpanID != submit.SpanID {
+		t.Errorf("the resumed segment (trace %s, parent %s) does not continue the submission's trace (%s, span %s)",
+			resumed.TraceID, resumed.ParentSpanID, submit.TraceID, submit.SpanID)
+	}
+	if !slices.Contains(resumed.Links, cancelSpan.SpanID) {
+		t.Errorf("the resumed segment's links %q do not name the cancel's span %s", resumed.Links, cancelSpan.SpanID)
+	}
+	if resumed.Attributes["andon.outcome"] != "cancelled" || !slices.Contains(eventNames(resumed), "andon.cancel.signal") {
+		t.Errorf("the resumed segment: outcome %q, events %q; want cancelled, with the signal", resumed.Attributes["andon.outcome"], eventNames(resumed))
+	}
+	if !slices.Contains(eventNames(cancelSpan), "andon.cancel.row_written") {
+		t.Errorf("the cancel's events %q lack the row's write", eventNames(cancelSpan))
+	}
+	call := find("resumed MCP request", func(s otlptest.Span) bool {
+		return s.Name == "tools/call slow" && s.TraceID == submit.TraceID && s.Service == "andon-worker" && slices.Contains(eventNames(s), "mcp.cancel.sent")
+	})
+	_ = call
+	if path := os.Getenv(traceTreeEnv); path != "" {
+		if err := os.WriteFile(path+".across", []byte(traceTree(spans, submit.TraceID, cancelSpan.TraceID)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// countStarted counts the slow tool's starts in a record file.
+func countStarted(rec string) int {
+	recs, _ := mcptest.ReadRecords(rec)
+	n := 0
+	for _, r := range recs {
+		if r.Kind == mcptest.ToolStarted && r.Tool == "slow" {
+			n++
+		}
+	}
+	return n
+}
+
 func names(spans []otlptest.Span) string {
 	var out []string
 	for _, s := range spans {
@@ -154,7 +261,8 @@ func traceTree(spans []otlptest.Span, traceIDs ...string) string {
 				continue
 			}
 			pad := strings.Repeat("  ", depth)
-			fmt.Fprintf(&b, "%s %s%s  [%s, %.3f ms]%s\n", ms(s.Start), pad, s.Name, s.Kind, float64(s.End.Sub(s.Start).Microseconds())/1000, attrText(s.Attributes))
+			kind := strings.ToLower(strings.TrimPrefix(s.Kind.String(), "SPAN_KIND_"))
+			fmt.Fprintf(&b, "%s %s%s  [%s, %s, %.3f ms]%s\n", ms(s.Start), pad, s.Name, s.Service, kind, float64(s.End.Sub(s.Start).Microseconds())/1000, attrText(s.Attributes))
 			for _, e := range s.Events {
 				fmt.Fprintf(&b, "%s %s  · %s%s\n", ms(e.Time), pad, e.Name, attrText(e.Attributes))
 			}

@@ -1,10 +1,13 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/andonhq/andon/agent"
 )
@@ -33,6 +36,7 @@ func ExerciseRunCancel(t *testing.T, newStore func(t *testing.T) CancelStore) {
 		{"ACancelOfAFinishedRunLosesAndChangesNothing", testRunCancelFinished},
 		{"ACancelOfARunWithATaskLosesAndChangesNothing", testRunCancelWithTask},
 		{"ConcurrentCancelsOfOneRunHaveOneWinner", testRunCancelConcurrent},
+		{"ACancelKeepsTheTraceOfItsSpan", testRunCancelTrace},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -163,6 +167,45 @@ func testRunCancelConcurrent(t *testing.T, s CancelStore) {
 		id := fmt.Sprint("r", i)
 		if wins[id] != 1 || get(t, s, id).Status != agent.StatusCancelled {
 			t.Errorf("run %s: %d of %d concurrent cancels won, status %s; want exactly one, cancelled", id, wins[id], each, get(t, s, id).Status)
+		}
+	}
+}
+
+// testRunCancelTrace: the traceparent a run was inserted with comes back;
+// a cancel made within a span (RunCancel, and RunFinish without an owner)
+// keeps that span's traceparent on the row, and one made without a span
+// leaves it empty, so that the worker that carries the cancel out can
+// link to it.
+func testRunCancelTrace(t *testing.T, s CancelStore) {
+	sc := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID:    trace.TraceID{0x0a, 0xf7, 0x65, 0x19, 0x16, 0xcd, 0x43, 0xdd, 0x84, 0x48, 0xeb, 0x21, 0x1c, 0x80, 0x31, 0x9c},
+		SpanID:     trace.SpanID{0xb7, 0xad, 0x6b, 0x71, 0x69, 0x20, 0x33, 0x31},
+		TraceFlags: trace.FlagsSampled,
+	})
+	traced := trace.ContextWithSpanContext(t.Context(), sc)
+	const want = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	if got := agent.TraceParent(traced); got != want {
+		t.Fatalf("agent.TraceParent = %q, want %q", got, want)
+	}
+	for _, id := range []string{"byCancel", "byFinish", "untraced"} {
+		r := newRun(id, t0)
+		r.Status, r.LeaseOwner, r.LeaseExpires, r.Attempts = agent.StatusRunning, "w1", at(time.Minute), 1
+		r.Trace = "00-11111111111111111111111111111111-2222222222222222-01"
+		insert(t, s, r)
+	}
+	won, _, err := s.RunCancel(traced, "byCancel", admin, false)
+	mustWin(t, "RunCancel within a span", won, err)
+	won, err = s.RunFinish(traced, "byFinish", "", agent.StatusCancelled, agent.ReasonCancelled, "")
+	mustWin(t, "RunFinish(cancelled) within a span", won, err)
+	won, _, err = s.RunCancel(context.WithoutCancel(t.Context()), "untraced", admin, false)
+	mustWin(t, "RunCancel without a span", won, err)
+	for id, wantCancel := range map[string]string{"byCancel": want, "byFinish": want, "untraced": ""} {
+		got := get(t, s, id)
+		if got.Trace != "00-11111111111111111111111111111111-2222222222222222-01" {
+			t.Errorf("run %s: Trace = %q, want the one it was inserted with", id, got.Trace)
+		}
+		if got.CancelTrace != wantCancel {
+			t.Errorf("run %s: CancelTrace = %q, want %q", id, got.CancelTrace, wantCancel)
 		}
 	}
 }
