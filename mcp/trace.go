@@ -64,32 +64,42 @@ type reqSpan struct {
 // of ctx's span, and returns ctx carrying it. Nil when the client does
 // not trace.
 func (c *Client) startSpan(ctx context.Context, method string, params requestParams) (context.Context, *reqSpan) {
-	name, attrs := method, make([]attribute.KeyValue, 0, 8)
-	attrs = append(attrs, attrMethod.String(method))
+	name, target := method, attribute.KeyValue{}
 	switch p := params.(type) {
 	case *callToolParams:
-		name += " " + p.Name
-		attrs = append(attrs, attrTool.String(p.Name), attrOperation.String("execute_tool"))
+		name, target = method+" "+p.Name, attrTool.String(p.Name)
 	case *getPromptParams:
-		name += " " + p.Name
-		attrs = append(attrs, attrPrompt.String(p.Name))
+		name, target = method+" "+p.Name, attrPrompt.String(p.Name)
 	case *readResourceParams:
-		attrs = append(attrs, attrResourceURI.String(redactedURI(p.URI)))
+		target = attrResourceURI.String(redactedURI(p.URI))
+	}
+	// The sampler sees the method; the rest is set only on a span that
+	// records, so an unsampled request costs little more than its name.
+	ctx, span := c.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrMethod.String(method)))
+	s := &reqSpan{span: span}
+	s.refs.Store(1)
+	if !span.IsRecording() {
+		return ctx, s
+	}
+	attrs := make([]attribute.KeyValue, 0, 6)
+	if target.Valid() {
+		attrs = append(attrs, target)
+	}
+	if _, ok := params.(*callToolParams); ok {
+		attrs = append(attrs, attrOperation.String("execute_tool"))
 	}
 	if c.rev.name != "" {
 		attrs = append(attrs, attrProtocol.String(c.rev.name))
 	}
 	if hc, ok := c.conn.(*httpConn); ok {
 		attrs = append(attrs, attrNetTransport.String("tcp"))
-		if s := hc.session(); s != "" {
-			attrs = append(attrs, attrSession.String(s))
+		if sid := hc.session(); sid != "" {
+			attrs = append(attrs, attrSession.String(sid))
 		}
 	} else {
 		attrs = append(attrs, attrNetTransport.String("pipe"))
 	}
-	ctx, span := c.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
-	s := &reqSpan{span: span}
-	s.refs.Store(1)
+	span.SetAttributes(attrs...)
 	return ctx, s
 }
 
@@ -148,7 +158,7 @@ func (c metaCarrier) Keys() []string { return []string{"traceparent", "tracestat
 
 // sent records the JSON-RPC id of a round of the request.
 func (s *reqSpan) sent(id int64) {
-	if s != nil {
+	if s != nil && s.span.IsRecording() {
 		s.span.SetAttributes(attrRequestID.String(strconv.FormatInt(id, 10)))
 	}
 }
