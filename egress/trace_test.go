@@ -63,7 +63,7 @@ func TestARequestOfATracedCallerHasASpan(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, a := range s.Attributes {
-		attrs[string(a.Key)] = a.Value.Emit()
+		attrs[string(a.Key)] = a.Value.String()
 	}
 	for k, want := range map[string]string{"http.request.method": "GET", "server.address": "127.0.0.1", "url.path": "/v1/items",
 		"http.response.status_code": "200", "andon.egress.action": "http_call", "andon.outcome": "ok"} {
@@ -110,7 +110,7 @@ func TestARequestOfATracedCallerHasASpan(t *testing.T) {
 	s = spans[1]
 	attrs = map[string]string{}
 	for _, a := range s.Attributes {
-		attrs[string(a.Key)] = a.Value.Emit()
+		attrs[string(a.Key)] = a.Value.String()
 	}
 	if attrs["andon.outcome"] != "cancelled" || attrs["andon.egress.action"] != "http_call_cancelled" || s.Status.Code == codes.Error {
 		t.Errorf("cancelled request's span: %v, status %+v; want cancelled, http_call_cancelled, no error", attrs, s.Status)

@@ -59,7 +59,7 @@ func attrOf(s tracetest.SpanStub, key string) (attribute.Value, bool) {
 func eventAttrs(e sdktrace.Event) map[string]string {
 	m := map[string]string{}
 	for _, a := range e.Attributes {
-		m[string(a.Key)] = a.Value.Emit()
+		m[string(a.Key)] = a.Value.String()
 	}
 	return m
 }
@@ -104,8 +104,8 @@ func TestTraceOfACancelledCall(t *testing.T) {
 				"mcp.protocol.version":  m.version,
 				"andon.outcome":         "cancelled",
 			} {
-				if v, ok := attrOf(s, k); !ok || v.Emit() != want {
-					t.Errorf("attribute %s = %q, want %q", k, v.Emit(), want)
+				if v, ok := attrOf(s, k); !ok || v.String() != want {
+					t.Errorf("attribute %s = %q, want %q", k, v.String(), want)
 				}
 			}
 			if s.Status.Code == codes.Error {

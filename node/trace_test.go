@@ -175,7 +175,7 @@ func spanNamed(t *testing.T, exp *tracetest.InMemoryExporter, name string) trace
 func attr(s tracetest.SpanStub, key string) string {
 	for _, a := range s.Attributes {
 		if string(a.Key) == key {
-			return a.Value.Emit()
+			return a.Value.String()
 		}
 	}
 	return ""
