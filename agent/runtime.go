@@ -294,7 +294,7 @@ func (rt *Runtime) Cancel(ctx context.Context, actor Actor, runID string) error 
 // why (ErrNotFound, ErrForbidden, ErrFinished) or, for a run with tasks,
 // to cancel them as below.
 func (rt *Runtime) CancelRun(ctx context.Context, actor Actor, runID string) (_ *CancelReport, err error) {
-	start := rt.cfg.Now()
+	start, spanStart := rt.cfg.Now(), time.Now()
 	ctx, span := rt.startCancelSpan(ctx, runID)
 	defer func() { endCancelSpan(span, err) }()
 	if c, ok := rt.cfg.Store.(RunCanceller); ok {
@@ -323,7 +323,7 @@ func (rt *Runtime) CancelRun(ctx context.Context, actor Actor, runID string) (_ 
 	if err != nil {
 		return nil, fmt.Errorf("agent: cancelling run %s: %w", runID, err)
 	}
-	rowWritten(span, actor, won, start)
+	rowWritten(span, actor, won, spanStart)
 	if !won {
 		return nil, fmt.Errorf("%w: run %s", ErrFinished, runID)
 	}

@@ -138,13 +138,18 @@ func (rt *Runtime) startCancelSpan(ctx context.Context, runID string) (context.C
 	return ctx, span
 }
 
-// rowWritten records on a cancel's span what its guarded UPDATE did, and
-// how long after the cancel began.
+// rowWritten records on a cancel's span what its guarded UPDATE did: if
+// it won, the row's write, with how long after the cancel began (start,
+// the wall clock's). A statement that lost wrote nothing: the cancel goes
+// the ordinary way, or fails.
 func rowWritten(span trace.Span, by Actor, won bool, start time.Time) {
 	if span == nil {
 		return
 	}
 	span.SetAttributes(attrCancelBy.String(by.ID), attrCancelWon.Bool(won))
+	if !won {
+		return
+	}
 	span.AddEvent(EventCancelRowWritten, trace.WithAttributes(attrCancelWon.Bool(won),
 		attrCancelLatency.Float64(float64(time.Since(start).Nanoseconds())/1e6)))
 }
