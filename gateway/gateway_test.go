@@ -11,7 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/goleak"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/audit"
@@ -63,13 +67,20 @@ type fixture struct {
 
 func newFixture(t *testing.T, up upstream, approval bool) *fixture {
 	t.Helper()
+	return newTracedFixture(t, up, approval, nil)
+}
+
+// newTracedFixture is newFixture with the node traced by tp (nil: not).
+func newTracedFixture(t *testing.T, up upstream, approval bool, tp trace.TracerProvider) *fixture {
+	t.Helper()
 	srv := mcptest.NewServer(nil)
 	t.Cleanup(srv.Close)
 	s := catalogue.Server{Name: "s", Protocol: up.protocol, RequiresApproval: new(approval),
 		Effects: map[string]agent.Effect{"slow": agent.EffectReadOnly, "echo": agent.EffectReadOnly}}
 	cfg := &node.Config{DB: filepath.Join(t.TempDir(), "andon.db"), Key: newKey(t),
-		Servers:       &catalogue.Config{Servers: []catalogue.Server{s}},
-		WatchInterval: 50 * time.Millisecond,
+		Servers:        &catalogue.Config{Servers: []catalogue.Server{s}},
+		WatchInterval:  50 * time.Millisecond,
+		TracerProvider: tp,
 	}
 	if up.http {
 		hs := httptest.NewServer(srv.HTTPHandler(nil))
@@ -447,6 +458,50 @@ func TestGatewayCallsWaitForApproval(t *testing.T) {
 				t.Errorf("approved: result %+v, %d tools/call upstream, want the echo and one call", res, calls)
 			case !approve && (res == nil || !res.IsError || !strings.Contains(res.Text(), "denied") || calls != 0):
 				t.Errorf("denied: result %+v, %d tools/call upstream, want a refusal and none", res, calls)
+			}
+		})
+	}
+}
+
+// A client's trace goes on through the gateway: the run's spans, and the
+// upstream request's, are in the trace of the client's tools/call, on
+// every downstream form.
+func TestGatewayContinuesTheClientsTrace(t *testing.T) {
+	for _, down := range downstreams {
+		t.Run(down.name, func(t *testing.T) {
+			t.Parallel()
+			nodeSpans := tracetest.NewInMemoryExporter()
+			ntp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(nodeSpans))
+			defer ntp.Shutdown(context.Background())
+			f := newTracedFixture(t, upstreams[0], false, ntp)
+			clientSpans := tracetest.NewInMemoryExporter()
+			ctp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(clientSpans))
+			defer ctp.Shutdown(context.Background())
+			c := f.connect(t, down, &mcp.ClientOptions{TracerProvider: ctp})
+			if _, err := c.CallTool(t.Context(), "mcp_s_echo", map[string]any{"text": "traced"}, nil); err != nil {
+				t.Fatal(err)
+			}
+			var call tracetest.SpanStub
+			for _, s := range clientSpans.GetSpans() {
+				if strings.HasPrefix(s.Name, "tools/call") {
+					call = s
+				}
+			}
+			if !call.SpanContext.IsValid() {
+				t.Fatalf("the client traced no tools/call: %d spans", len(clientSpans.GetSpans()))
+			}
+			waitRun(t, f, agent.StatusCompleted)
+			var inTrace, upstreamCall []string
+			for _, s := range nodeSpans.GetSpans() {
+				if s.SpanContext.TraceID() == call.SpanContext.TraceID() {
+					inTrace = append(inTrace, s.Name)
+					if strings.HasPrefix(s.Name, "tools/call") {
+						upstreamCall = append(upstreamCall, s.Name)
+					}
+				}
+			}
+			if len(upstreamCall) != 1 || !slices.ContainsFunc(inTrace, func(n string) bool { return strings.HasPrefix(n, "execute_tool") }) {
+				t.Errorf("the node's spans in the client's trace: %v; want the tool call and its upstream tools/call", inTrace)
 			}
 		})
 	}

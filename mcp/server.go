@@ -18,7 +18,10 @@ import (
 // define it, arrives as that context's end, always. The context carries
 // the values of the one the request came in under — the HTTP request's,
 // or ServeStream's — so that an identity the caller's middleware
-// authenticated reaches the handler. A tool that fails
+// authenticated reaches the handler — and the W3C trace context the
+// client sent (in _meta, or over HTTP in the traceparent header) as its
+// remote parent, so that the handler's spans continue the client's trace.
+// A tool that fails
 // returns a result with IsError set; an error means the request itself
 // could not be served, and an [*RPCError] among its chain gives the code
 // the client sees (an unknown tool is CodeInvalidParams, say).

@@ -199,7 +199,7 @@ func (s *Server) postInSession(w http.ResponseWriter, r *http.Request, ss *serve
 // its response (subscriptions/listen). The request is cancelled with
 // [ErrClientGone] if the client goes away first.
 func (s *Server) respond(w http.ResponseWriter, r *http.Request, ss *serverSession, m *jsonrpc.Message) {
-	ctx, cancel, finish := ss.begin(r.Context(), m)
+	ctx, cancel, finish := ss.begin(incomingTrace(r.Context(), m.Params, r.Header), m)
 	defer finish()
 	stop := context.AfterFunc(r.Context(), func() { cancel(ErrClientGone) })
 	defer stop()

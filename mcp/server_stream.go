@@ -104,7 +104,7 @@ func (s *Server) serveFrame(ctx context.Context, ss *serverSession, frame []byte
 		ss.receive(m)
 		return
 	}
-	rctx, _, finish := ss.begin(ctx, m)
+	rctx, _, finish := ss.begin(incomingTrace(ctx, m.Params, nil), m)
 	go func() {
 		defer finish()
 		if resp := ss.serve(rctx, m, write); resp != nil {
