@@ -105,6 +105,12 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		w.Header().Set("Mcp-Session-Id", ss.id)
 		s.postInSession(w, r, ss, m)
+	case sessionID == "" && m.IsNotification() && s.servesStateless(r.Header.Get("MCP-Protocol-Version")):
+		// A 2026-07-28 client's notification, without _meta: go-sdk's
+		// client (v1.8.0) still POSTs notifications/cancelled after it
+		// closes the request's stream, and takes a refusal for the end of
+		// its connection. The closed stream was the cancel; drop it.
+		w.WriteHeader(http.StatusAccepted)
 	case sessionID == "":
 		writeRPCError(w, http.StatusBadRequest, &m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "missing Mcp-Session-Id: initialize first, or send a 2026-07-28 request"})
 	default:
@@ -115,6 +121,13 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 		}
 		s.postInSession(w, r, ss, m)
 	}
+}
+
+// servesStateless reports whether v names a revision s serves without a
+// handshake (2026-07-28).
+func (s *Server) servesStateless(v string) bool {
+	r, ok := lookupRevision(v)
+	return ok && !handshakeEra(r) && s.serves(v)
 }
 
 func (s *Server) httpSession(id string) *serverSession {
@@ -130,9 +143,13 @@ func (s *Server) httpSession(id string) *serverSession {
 // postStateless serves one 2026-07-28 request, as a session of its own
 // that ends when its response stream closes.
 func (s *Server) postStateless(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message, version string) {
+	if m.IsNotification() {
+		// This revision defines no client notification over HTTP (a
+		// cancel is the closed stream): accepted, and dropped.
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
 	if !m.IsRequest() {
-		// This revision defines no client notification over HTTP: a cancel
-		// is the closed stream.
 		writeRPCError(w, http.StatusBadRequest, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "2026-07-28 over HTTP takes requests only"})
 		return
 	}
