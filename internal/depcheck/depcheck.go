@@ -54,12 +54,13 @@ var mayImport = map[string][]string{
 	"tracing":        nil, // the OpenTelemetry SDK set up from the environment
 
 	"internal/conformance": {"mcp"},
-	"internal/interop":     {"mcp", "internal/nodepeer"},
-	"internal/nodepeer":    nil,
-	"internal/oauthtest":   {"mcp", "internal/nodepeer"},
-	"internal/depcheck":    nil,
-	"internal/otlptest":    nil, // a loopback OTLP/HTTP receiver for tests
-	"internal/doccheck":    nil,
+	// The gateway's interop matrix assembles a node (its tests only).
+	"internal/interop":   {"node", "gateway", "agent", "catalogue", "mcp", "vault", "audit", "internal/nodepeer"},
+	"internal/nodepeer":  nil,
+	"internal/oauthtest": {"mcp", "internal/nodepeer"},
+	"internal/depcheck":  nil,
+	"internal/otlptest":  nil, // a loopback OTLP/HTTP receiver for tests
+	"internal/doccheck":  nil,
 	// The load harness assembles a node on a counted store, as a program
 	// embedding andon would (cmd/andon-load drives it), or drives andon
 	// serve across processes through the API's client.

@@ -10,6 +10,10 @@
 // stdio (internal/nodepeer installs it; without node the tests skip). They
 // also run the go-sdk client against andon's mcptest
 // server, to show that each side speaks the protocol as the other
-// understands it. Its benchmarks compare andon's client with go-sdk's and
-// mcp-go's on the same server; docs/benchmarks.md has the numbers.
+// understands it. TestGatewayInterop runs andon's gateway between them:
+// the go-sdk, mcp-go and TypeScript SDK clients, over stdio and Streamable
+// HTTP, in front of go-sdk, mcp-go, server-everything and mcptest servers,
+// and checks that a client's cancel reaches the server behind. Its
+// benchmarks compare andon's client with go-sdk's and mcp-go's on the same
+// server; docs/benchmarks.md has the numbers.
 package interop

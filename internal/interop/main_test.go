@@ -21,6 +21,7 @@ const (
 	roleGoSDKServer     = "gosdk-server"      // a go-sdk MCP server over stdio (see gosdkserver_test.go)
 	roleGoSDKHTTPServer = "gosdk-http-server" // a go-sdk MCP server over HTTP on 127.0.0.1
 	roleMCPTestServer   = "mcptest-server"    // andon's mcptest server over stdio
+	roleMCPGoServer     = "mcpgo-server"      // an mcp-go MCP server over stdio (see gateway_peers_test.go)
 )
 
 // mcptestRecordEnv names the file an mcptest server subprocess records to.
@@ -34,6 +35,8 @@ func TestMain(m *testing.M) {
 		os.Exit(runGoSDKServer(context.Background()))
 	case roleGoSDKHTTPServer:
 		os.Exit(runGoSDKHTTPServer())
+	case roleMCPGoServer:
+		os.Exit(runMCPGoServer(context.Background()))
 	case roleMCPTestServer:
 		var args []string
 		if path := os.Getenv(mcptestRecordEnv); path != "" {
