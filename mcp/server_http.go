@@ -111,6 +111,9 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 		// closes the request's stream, and takes a refusal for the end of
 		// its connection. The closed stream was the cancel; drop it.
 		w.WriteHeader(http.StatusAccepted)
+	case sessionID == "" && m.IsRequest() && s.servesStateless(r.Header.Get("MCP-Protocol-Version")):
+		// A 2026-07-28 request whose params lack the _meta that says so.
+		writeRPCError(w, http.StatusBadRequest, &m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing _meta io.modelcontextprotocol/protocolVersion"})
 	case sessionID == "":
 		writeRPCError(w, http.StatusBadRequest, &m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "missing Mcp-Session-Id: initialize first, or send a 2026-07-28 request"})
 	default:
@@ -158,13 +161,20 @@ func (s *Server) postStateless(w http.ResponseWriter, r *http.Request, m *jsonrp
 		return
 	}
 	ss := newServerSession(s, context.Background(), "http")
+	if _, rerr := ss.decodeParams(m); rerr != nil {
+		// Its _meta is refused (a revision not served, no capabilities):
+		// 400, as the revision says.
+		ss.end(nil)
+		writeRPCError(w, http.StatusBadRequest, &m.ID, rerr)
+		return
+	}
 	if !s.track(ss) {
 		http.Error(w, "mcp: server closed", http.StatusServiceUnavailable)
 		return
 	}
 	defer s.untrack(ss)
 	defer ss.end(nil)
-	s.respond(w, r, ss, m)
+	s.respond(w, r, ss, m, true)
 }
 
 // headerMismatch checks the routing headers of a 2026-07-28 request
@@ -208,14 +218,15 @@ func (s *Server) postInSession(w http.ResponseWriter, r *http.Request, ss *serve
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	s.respond(w, r, ss, m)
+	s.respond(w, r, ss, m, false)
 }
 
 // respond serves request m of session ss and writes its response: one
 // JSON body, or an event stream where the request sends messages before
 // its response (subscriptions/listen). The request is cancelled with
-// [ErrClientGone] if the client goes away first.
-func (s *Server) respond(w http.ResponseWriter, r *http.Request, ss *serverSession, m *jsonrpc.Message) {
+// [ErrClientGone] if the client goes away first. A stateless (2026-07-28)
+// request's error gets the HTTP status its revision gives its code.
+func (s *Server) respond(w http.ResponseWriter, r *http.Request, ss *serverSession, m *jsonrpc.Message, stateless bool) {
 	ctx, cancel, finish := ss.begin(incomingTrace(r.Context(), m.Params, r.Header), m)
 	defer finish()
 	stop := context.AfterFunc(r.Context(), func() { cancel(ErrClientGone) })
@@ -268,7 +279,25 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, ss *serverSessi
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if stateless && resp.Error != nil {
+		w.WriteHeader(statelessErrorStatus(resp.Error.Code))
+	}
 	_, _ = w.Write(data)
+}
+
+// statelessErrorStatus is the HTTP status of a 2026-07-28 error response
+// with code: 404 for a method not found, 400 for a request refused for its
+// _meta, its headers, its revision or a capability it lacks, and 200 for
+// the rest (a tool's refusal, an unknown tool), as the revision leaves
+// them.
+func statelessErrorStatus(code int64) int {
+	switch code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeHeaderMismatch, jsonrpc.CodeUnsupportedProtocolVersion, jsonrpc.CodeMissingClientCapability:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
 }
 
 func acceptsEventStream(r *http.Request) bool {

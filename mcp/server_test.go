@@ -320,7 +320,7 @@ func TestServerRefusesBadHTTPRequests(t *testing.T) {
 		{"headers disagree", modern, map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "other"}, 400, "Mcp-Name"},
 		{"headers agree", modern, map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo"}, 200, `"resultType":"complete"`},
 		{"other origin", modern, map[string]string{"Origin": "https://evil.example"}, 403, "cross-origin"},
-		{"unknown revision", strings.Replace(modern, "2026-07-28", "2099-01-01", 1), map[string]string{"MCP-Protocol-Version": "2099-01-01", "Mcp-Method": "tools/call", "Mcp-Name": "echo"}, 200, "-32022"},
+		{"unknown revision", strings.Replace(modern, "2026-07-28", "2099-01-01", 1), map[string]string{"MCP-Protocol-Version": "2099-01-01", "Mcp-Method": "tools/call", "Mcp-Name": "echo"}, 400, "-32022"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, body := post(tc.body, tc.header)
