@@ -146,7 +146,7 @@ func (ss *serverSession) decodeParams(m *jsonrpc.Message) (*incomingParams, *jso
 	}
 	if v := p.Meta.ProtocolVersion; v != "" {
 		if r, ok := lookupRevision(v); !ok || handshakeEra(r) || !ss.s.serves(v) {
-			data, _ := json.Marshal(map[string]any{"supported": ss.s.opts.Versions, "requested": v})
+			data, _ := json.Marshal(map[string]any{"supported": ss.s.modernVersions(), "requested": v})
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeUnsupportedProtocolVersion, Message: "unsupported protocol version " + strconv.Quote(v), Data: data}
 		}
 		if p.Meta.ClientCapabilities == nil {

@@ -55,3 +55,27 @@ func TestServerStatelessErrorStatuses(t *testing.T) {
 		})
 	}
 }
+
+// A 2026-07-28 request in a revision not served is told the revisions it
+// may use instead: those server/discover lists, not the handshake-era
+// ones, which a stateless request cannot be made in.
+func TestServerStatelessUnsupportedVersionNamesDiscoverable(t *testing.T) {
+	srv := mcp.NewServer(newToolBox(), nil)
+	defer srv.Close()
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req, _ := http.NewRequest("POST", hs.URL, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("MCP-Protocol-Version", "2099-01-01")
+	req.Header.Set("Mcp-Method", "tools/list")
+	resp, err := hs.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got, _ := io.ReadAll(resp.Body)
+	if want := `"supported":["2026-07-28"]`; resp.StatusCode != 400 || !strings.Contains(string(got), want) {
+		t.Errorf("got %d %s, want 400 with %s", resp.StatusCode, got, want)
+	}
+}
