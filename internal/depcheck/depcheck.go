@@ -55,7 +55,7 @@ var mayImport = map[string][]string{
 
 	"internal/conformance": {"mcp"},
 	// The gateway's interop matrix assembles a node (its tests only).
-	"internal/interop":   {"node", "gateway", "agent", "catalogue", "mcp", "vault", "audit", "internal/nodepeer"},
+	"internal/interop":   {"node", "gateway", "agent", "catalogue", "mcp", "egress", "vault", "audit", "internal/nodepeer"},
 	"internal/nodepeer":  nil,
 	"internal/oauthtest": {"mcp", "internal/nodepeer"},
 	"internal/depcheck":  nil,

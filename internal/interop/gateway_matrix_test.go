@@ -11,6 +11,7 @@ import (
 	"github.com/andonhq/andon/agent"
 	"github.com/andonhq/andon/audit"
 	"github.com/andonhq/andon/catalogue"
+	"github.com/andonhq/andon/egress"
 	"github.com/andonhq/andon/mcp"
 	"github.com/andonhq/andon/node"
 	"github.com/andonhq/andon/vault"
@@ -34,6 +35,11 @@ func gatewayNode(t *testing.T, up *upstreamPeer) *node.Node {
 		Logger:        testLogger(t),
 		Dial:          func(ctx context.Context, _ catalogue.Server) (mcp.Transport, error) { return up.dial(ctx) },
 	}
+	if up.url != "" {
+		cfg.Servers.Servers[0].Command, cfg.Servers.Servers[0].URL = nil, up.url
+		cfg.Egress = egress.Config{AllowedHosts: []string{"127.0.0.1"}}
+		cfg.Dial = nil
+	}
 	n, err := node.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -52,10 +58,12 @@ func gatewayNode(t *testing.T, up *upstreamPeer) *node.Node {
 // TestGatewayInterop is the gateway's interop matrix: each downstream
 // client (go-sdk, mcp-go, the TypeScript SDK; over stdio and Streamable
 // HTTP) lists the tools of each upstream server (go-sdk, mcp-go,
-// server-everything, mcptest) through the gateway, calls one, then starts
+// server-everything and mcptest over stdio; go-sdk and mcp-go over
+// Streamable HTTP) through the gateway, calls one, then starts
 // a slow call and cancels it as its own API does. The upstream server must
-// be told — the notifications/cancelled naming the call reached it, and
-// where the peer can show it, its handler's context ended — the call's
+// be told — the notifications/cancelled naming the call reached it, or
+// over HTTP the call's response stream was closed on it, and where the
+// peer can show it, its handler's context ended — the call's
 // run must end cancelled with its audit row, and the client's session must
 // still serve a call.
 func TestGatewayInterop(t *testing.T) {

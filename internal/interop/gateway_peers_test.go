@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,12 +24,15 @@ import (
 	"github.com/andonhq/andon/mcp/mcptest"
 )
 
-// The upstream servers the gateway fronts in the interop matrix, each
-// reached over stdio: go-sdk's and mcp-go's servers and
-// @modelcontextprotocol/server-everything as real subprocesses, mcptest in
-// this process. What each saw is read where it saw it: the messages that
-// reached its stdin (a wire log), and where the peer can tell, its tool
-// handler's context ending.
+// The upstream servers the gateway fronts in the interop matrix: over
+// stdio, go-sdk's and mcp-go's servers and
+// @modelcontextprotocol/server-everything as real subprocesses, and
+// mcptest in this process; over Streamable HTTP, go-sdk's stateless
+// handler (2026-07-28, PropagateRequestCancellation) and mcp-go's
+// streamable server, on loopback httptest servers. What each saw is read
+// where it saw it: the messages that reached its stdin or its HTTP
+// endpoint, whether the call's response stream was closed on it, and
+// where the peer can tell, its tool handler's context ending.
 
 // runMCPGoServer serves the mcp-go server over stdin and stdout until stdin
 // ends, its slow tool reporting to the file eventsFileEnv names, and
@@ -156,8 +161,9 @@ type upstreamPeer struct {
 	echo toolCall // answers at once with want
 	slow toolCall // runs until cancelled
 	// dial reaches the server, as the catalogue's Dial; it may be called
-	// more than once.
+	// more than once. Nil for a server over HTTP, at url.
 	dial func(ctx context.Context) (mcp.Transport, error)
+	url  string
 	// started waits until the slow call is running upstream.
 	started func(t *testing.T)
 	// told waits until the upstream server has been told the slow call
@@ -166,7 +172,7 @@ type upstreamPeer struct {
 }
 
 // upstreamKinds are the upstream servers, in the matrix's order.
-var upstreamKinds = []string{"go-sdk", "mcp-go", "server-everything", "mcptest"}
+var upstreamKinds = []string{"go-sdk", "mcp-go", "server-everything", "mcptest", "go-sdk http", "mcp-go http"}
 
 // slowTag names the slow call in a Go peer's events.
 const slowTag = "gw"
@@ -215,6 +221,53 @@ func newUpstream(t *testing.T, kind string) *upstreamPeer {
 			return "notifications/cancelled, on " + wire.revision()
 		}
 		return up
+	case "go-sdk http", "mcp-go http":
+		peer := peerGoSDKStateless
+		if kind == "mcp-go http" {
+			peer = peerMCPGoStreamable
+		}
+		var closed atomic.Bool // the slow call's response stream closed before its answer
+		p := startPeerWith(t, peer, func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				var m stdinMsg
+				_ = json.Unmarshal(body, &m)
+				h.ServeHTTP(w, r)
+				if m.Method == "tools/call" && m.Params.Name == "slow" && r.Context().Err() != nil {
+					closed.Store(true)
+				}
+			})
+		})
+		return &upstreamPeer{
+			name:    kind,
+			echo:    toolCall{tool: "echo", args: map[string]any{"text": "hi"}, want: "hi"},
+			slow:    toolCall{tool: "slow", args: map[string]any{"tag": slowTag, "ms": 600000}},
+			url:     p.url,
+			started: func(t *testing.T) { p.events.wait(t, evStarted, slowTag) },
+			told: func(t *testing.T) string {
+				p.events.wait(t, evCancelled, slowTag)
+				// The handler ends before its POST is seen to have
+				// closed: wait for how the server was told.
+				var how []string
+				for deadline := time.Now().Add(nodeBudget); len(how) == 0; time.Sleep(5 * time.Millisecond) {
+					if closed.Load() {
+						how = append(how, "the call's stream closed")
+					}
+					if len(p.wire.posts("notifications/cancelled")) > 0 {
+						how = append(how, "notifications/cancelled")
+					}
+					if len(how) == 0 && time.Now().After(deadline) {
+						t.Fatalf("the handler's ctx ended, but the server was told nothing; it received:\n%s", p.wire)
+					}
+				}
+				version := ""
+				if calls := p.wire.posts("tools/call"); len(calls) > 0 {
+					version = calls[0].version
+				}
+				return strings.Join(how, " + ") + ", handler ctx done, on " + version
+			},
+		}
 	case "mcptest":
 		srv := mcptest.NewServer(nil)
 		t.Cleanup(srv.Close)
