@@ -344,8 +344,12 @@ func TestGatewayServesResourcesAndPrompts(t *testing.T) {
 			if err != nil || len(res.Contents) != 1 || res.Contents[0].URI != "mcptest://static/hello" || res.Contents[0].Text == "" {
 				t.Errorf("read: %+v, %v", res, err)
 			}
-			if _, err := c.ReadResource(t.Context(), "mcptest://nowhere", nil); !errors.Is(err, &mcp.RPCError{Code: mcp.CodeResourceNotFound}) {
-				t.Errorf("reading an unknown resource: %v", err)
+			notFound := mcp.CodeResourceNotFound
+			if down.protocol == mcp.Version20260728 {
+				notFound = mcp.CodeInvalidParams // 2026-07-28 must not send -32002
+			}
+			if _, err := c.ReadResource(t.Context(), "mcptest://nowhere", nil); !errors.Is(err, &mcp.RPCError{Code: int64(notFound)}) {
+				t.Errorf("reading an unknown resource: %v, want code %d", err, notFound)
 			}
 			var prompts []string
 			for p, err := range c.ListPrompts(t.Context(), nil) {

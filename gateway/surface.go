@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -61,10 +62,22 @@ func (g *Gateway) ReadResource(ctx context.Context, peer *mcp.Peer, uri string) 
 		g.mu.Unlock()
 	}
 	if !ok {
-		return nil, &mcp.RPCError{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("no server of andon's offers resource %q", uri)}
+		return nil, resourceNotFound(peer, uri)
 	}
 	res, err := g.cat.ReadResource(ctx, server, uri)
 	return res, upstreamError(err)
+}
+
+// resourceNotFound is the error for a URI no server offers: -32002 up to
+// 2025-11-25; on 2026-07-28, which must not send it, -32602 naming the
+// URI in its data.
+func resourceNotFound(peer *mcp.Peer, uri string) error {
+	msg := fmt.Sprintf("no server of andon's offers resource %q", uri)
+	if peer.ProtocolVersion == mcp.Version20260728 {
+		data, _ := json.Marshal(map[string]string{"uri": uri})
+		return &mcp.RPCError{Code: mcp.CodeInvalidParams, Message: msg, Data: data}
+	}
+	return &mcp.RPCError{Code: mcp.CodeResourceNotFound, Message: msg}
 }
 
 // ListPrompts lists the prompts of the catalogue's servers under their

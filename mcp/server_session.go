@@ -255,7 +255,13 @@ func (ss *serverSession) dispatch(ctx context.Context, m *jsonrpc.Message, out s
 		if err != nil {
 			return nil, rpcError(err)
 		}
-		return withResultType(res, modern)
+		out, rerr := withResultType(res, modern)
+		if m, ok := out.(map[string]json.RawMessage); ok {
+			// 2026-07-28 requires a read's caching hints: not reusable,
+			// since what a read returns may change at any time.
+			m["ttlMs"], m["cacheScope"] = json.RawMessage(`0`), json.RawMessage(`"private"`)
+		}
+		return out, rerr
 	case "prompts/list", "prompts/get":
 		ps, ok := s.tools.(PromptServer)
 		if !ok {
