@@ -35,10 +35,9 @@ import (
 
 // downstreamClient is one client of the matrix.
 type downstreamClient struct {
-	name     string
-	http     bool
-	revision string // the revision it asks for; "" is its default
-	connect  func(t *testing.T, gw *gateway.Gateway, http bool, plan gatewayPlan) gatewayDriver
+	name    string
+	http    bool
+	connect func(t *testing.T, gw *gateway.Gateway, http bool, plan gatewayPlan) gatewayDriver
 }
 
 // gatewayPlan is what a client calls: the gateway's names of the upstream
