@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/andonhq/andon/agent"
-	"github.com/andonhq/andon/node"
 )
 
 func runGateway(ctx context.Context, e *env, args []string) int {
@@ -42,22 +41,18 @@ func runGateway(ctx context.Context, e *env, args []string) int {
 		return exitFailure
 	}
 	cfg.LogWarnings(logger, *configPath)
-	st, err := sf.open(ctx, e)
+	// No workers: this process executes its own clients' calls and
+	// nobody else's runs (APIOnly); its watcher (and, on PostgreSQL, its
+	// listener) carries an operator's cancel made in another process to
+	// them. The rest is worker's assembly: andon.yaml's run limits,
+	// tracing from OTEL_*.
+	rf := &runtimeFlags{watch: *watch, notify: true, lease: agent.DefaultLeaseDuration, reap: agent.DefaultReapInterval}
+	n, st, err := assemble(ctx, e, sf, cfg, &openaiFlags{}, rf, logger, nil)
 	if err != nil {
-		e.errorf("%s", sf.explain(err))
+		e.errorf("%v", err)
 		return exitFailure
 	}
 	defer st.close()
-	// APIOnly: this process executes its own clients' calls and nobody
-	// else's runs; its watcher (and, on PostgreSQL, its listener) carries
-	// an operator's cancel made in another process to them.
-	ncfg := &node.Config{Store: st.store, Key: st.key, Servers: &cfg.Config, Logger: logger, APIOnly: true, WatchInterval: *watch}
-	ncfg.MaxRounds, ncfg.MaxCallsPerTurn, ncfg.MaxCallsPerRun = cfg.Runs.MaxRounds, cfg.Runs.MaxCallsPerTurn, cfg.Runs.MaxCallsPerRun
-	n, err := node.New(ctx, ncfg)
-	if err != nil {
-		e.errorf("%s", sf.explain(err))
-		return exitFailure
-	}
 	defer n.Close()
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
