@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/andonhq/andon/mcp"
 )
@@ -40,16 +41,16 @@ func capable(c *mcp.Client, capability string) bool {
 	return ok
 }
 
-// surface runs f on the connection of every enabled server that declares
-// capability, each under the server's import budget. A server that cannot
+// surface runs f on the connection of every enabled server (that only
+// admits, if set) that declares capability, each under the server's import budget. A server that cannot
 // be reached, or whose f fails, is left out and logged: one server's
 // trouble does not hide the others'.
-func (c *Catalogue) surface(ctx context.Context, capability string, f func(ctx context.Context, s *server, cl *mcp.Client) error) error {
+func (c *Catalogue) surface(ctx context.Context, capability string, only func(*server) bool, f func(ctx context.Context, s *server, cl *mcp.Client) error) error {
 	if c.closed.Load() {
 		return ErrClosed
 	}
 	for _, s := range c.servers {
-		if !s.cfg.IsEnabled() {
+		if !s.cfg.IsEnabled() || only != nil && !only(s) {
 			continue
 		}
 		b := s.cfg.importBudget()
@@ -74,7 +75,7 @@ func (c *Catalogue) surface(ctx context.Context, capability string, f func(ctx c
 // (and logged).
 func (c *Catalogue) Resources(ctx context.Context) ([]ServerResource, error) {
 	var out []ServerResource
-	err := c.surface(ctx, "resources", func(ctx context.Context, s *server, cl *mcp.Client) error {
+	err := c.surface(ctx, "resources", nil, func(ctx context.Context, s *server, cl *mcp.Client) error {
 		for r, err := range cl.ListResources(ctx, nil) {
 			if err != nil {
 				return err
@@ -114,8 +115,13 @@ func (c *Catalogue) onServer(ctx context.Context, serverName string, f func(ctx 
 // Prompts lists the prompts of every enabled server that offers prompts,
 // under their local names.
 func (c *Catalogue) Prompts(ctx context.Context) ([]ServerPrompt, error) {
+	return c.prompts(ctx, nil)
+}
+
+// prompts lists the prompts of the servers only admits (nil: all).
+func (c *Catalogue) prompts(ctx context.Context, only func(*server) bool) ([]ServerPrompt, error) {
 	var out []ServerPrompt
-	err := c.surface(ctx, "prompts", func(ctx context.Context, s *server, cl *mcp.Client) error {
+	err := c.surface(ctx, "prompts", only, func(ctx context.Context, s *server, cl *mcp.Client) error {
 		for p, err := range cl.ListPrompts(ctx, nil) {
 			if err != nil {
 				return err
@@ -130,10 +136,11 @@ func (c *Catalogue) Prompts(ctx context.Context) ([]ServerPrompt, error) {
 }
 
 // onPrompt runs f on the connection of the server whose prompt has the
-// local name, under its budget. A name no server's listing has fails with
-// [ErrUnknownPrompt].
+// local name, under its budget. Only the servers the name's prefix
+// (mcp_<server>_) may belong to are asked for their prompts. A name no
+// server's listing has fails with [ErrUnknownPrompt].
 func (c *Catalogue) onPrompt(ctx context.Context, name string, f func(ctx context.Context, p ServerPrompt, cl *mcp.Client) error) error {
-	prompts, err := c.Prompts(ctx)
+	prompts, err := c.prompts(ctx, func(s *server) bool { return strings.HasPrefix(name, LocalName(s.cfg.Name, "")) })
 	if err != nil {
 		return err
 	}
